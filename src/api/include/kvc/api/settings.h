@@ -1,0 +1,44 @@
+#pragma once
+// The cluster-wide Settings (DESIGN.md §5): the ConfigMap `gpustack-settings` in the operator
+// namespace, one key per Setting, an absent key meaning the built-in default.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvc/common/json.h"
+#include "kvc/common/status.h"
+
+namespace kvc::api {
+
+inline constexpr std::string_view kOperatorNamespace = "gpustack-system";
+inline constexpr std::string_view kSettingsConfigMap = "gpustack-settings";
+
+inline constexpr std::string_view kSettingBackendImage = "kv-cache-backend-image";
+inline constexpr std::string_view kSettingDtypeOwned = "model-deployment-kv-cache-dtype-owned";
+inline constexpr std::string_view kSettingImagePullSecrets = "image-pull-secrets";
+inline constexpr std::string_view kSettingImagePullPolicy = "image-pull-policy";
+inline constexpr std::string_view kSettingTcpTwReuse = "model-deployment-tcp-tw-reuse";
+
+inline constexpr std::string_view kDefaultBackendImage =
+    "gpustack/mirrored-mooncake:0.3.13.post1-cpu";
+
+struct Settings {
+  std::string kvCacheBackendImage = std::string(kDefaultBackendImage);
+  // Render the Binding's dtype as --kv-cache-dtype and refuse the user's own flag.
+  bool kvCacheDtypeOwned = true;
+  std::string imagePullSecrets;
+  std::string imagePullPolicy = "IfNotPresent";
+  bool tcpTwReuse = false;
+};
+
+struct SettingsDecode {
+  Settings settings;
+  std::vector<std::string> warnings;  // unknown keys, kept for the operator to report
+};
+
+// Reads the ConfigMap's `data`. A key outside the catalogue is a warning; a malformed value
+// (a boolean Setting that is not "true" or "false") is InvalidArgument naming the key.
+Result<SettingsDecode> settingsFromConfigMap(const Json& configMap);
+
+}  // namespace kvc::api

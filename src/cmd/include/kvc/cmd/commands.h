@@ -1,0 +1,19 @@
+#pragma once
+// The subcommands of the `kvcache` binary. Each add*Command registers one subcommand on the
+// root app; its callback throws CLI::RuntimeError(code) for a non-zero exit code.
+
+#include <CLI/CLI.hpp>
+
+namespace kvc::cmd {
+
+// Exit codes shared by the commands (DESIGN.md §5).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;   // infrastructure: the cluster or store could not be read
+inline constexpr int kExitBadInput = 2;  // unreadable file, unparseable document, bad flags
+inline constexpr int kExitRefused = 3;   // a document was refused
+
+void addInjectCommand(CLI::App& app);
+void addCheckInjectCommand(CLI::App& app);
+void addStoreCommand(CLI::App& app);
+
+}  // namespace kvc::cmd

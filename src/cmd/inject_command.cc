@@ -1,0 +1,117 @@
+// kvcache inject: the webhook's decision, offline (DESIGN.md §5).
+#include <iostream>
+
+#include "internal/cluster_file.h"
+#include "internal/injection_run.h"
+#include "kvc/cmd/commands.h"
+
+namespace kvc::cmd {
+namespace {
+
+struct InjectOptions {
+  std::string file;
+  std::string cluster;
+  std::string output = "yaml";
+  std::string ns = "default";
+};
+
+int runInject(const InjectOptions& options) {
+  auto cluster = loadClusterFile(options.cluster);
+  if (!cluster.ok()) {
+    std::cerr << "kvcache inject: " << cluster.status().message() << "\n";
+    return kExitBadInput;
+  }
+  for (const std::string& warning : cluster->warnings) {
+    std::cerr << "kvcache inject: warning: " << warning << "\n";
+  }
+  auto outcomes = runInjection(options.file, cluster->snapshot, cluster->settings, options.ns);
+  if (!outcomes.ok()) {
+    std::cerr << "kvcache inject: " << outcomes.status().message() << "\n";
+    return kExitBadInput;
+  }
+
+  // All or nothing: any refusal prints nothing on stdout, so a pipe into `kubectl apply` never
+  // applies half a manifest. Every refusal is reported, not just the first.
+  int exitCode = kExitOk;
+  for (const DocumentOutcome& document : *outcomes) {
+    for (const SiteOutcome& site : document.sites) {
+      const policy::Decision& decision = site.decision;
+      if (decision.verdict == policy::Verdict::Refused) {
+        std::cerr << site.site.label << ": " << decision.refusal->message << "\n";
+        exitCode = kExitRefused;
+      } else if (decision.verdict == policy::Verdict::Failed) {
+        std::cerr << site.site.label << ": " << decision.error << "\n";
+        if (exitCode == kExitOk) {
+          exitCode = kExitFailure;
+        }
+      }
+    }
+  }
+  if (exitCode != kExitOk) {
+    return exitCode;
+  }
+
+  if (options.output == "json") {
+    if (outcomes->size() == 1) {
+      std::cout << outcomes->front().output.dump(2) << "\n";
+    } else {
+      Json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", Json::array()}};
+      for (DocumentOutcome& document : *outcomes) {
+        list["items"].push_back(std::move(document.output));
+      }
+      std::cout << list.dump(2) << "\n";
+    }
+    return kExitOk;
+  }
+  bool first = true;
+  for (const DocumentOutcome& document : *outcomes) {
+    if (!first) {
+      std::cout << "---\n";
+    }
+    first = false;
+    std::cout << toYaml(document.output);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void addInjectCommand(CLI::App& app) {
+  auto options = std::make_shared<InjectOptions>();
+  CLI::App* command = app.add_subcommand(
+      "inject",
+      "Print manifests as the admission webhook would admit them: opted-in Pods and pod "
+      "templates injected, everything else unchanged.\n"
+      "Exit codes: 0 every document printed; 3 a document was refused (nothing is printed, each "
+      "refusal goes to stderr prefixed by its kind/namespace/name); 2 bad input; 1 the cluster "
+      "state could not be read.");
+  command->add_option("-f,--filename", options->file,
+                      "Manifest to inject: YAML or JSON, one or more documents, - for stdin. "
+                      "Pods and the pod templates of Deployment, StatefulSet, DaemonSet, "
+                      "ReplicaSet, ReplicationController, Job and CronJob are injected; "
+                      "other kinds pass through")
+      ->required();
+  command->add_option("--cluster", options->cluster,
+                      "YAML/JSON documents standing in for the cluster: KVCacheBackend, "
+                      "KVCachePool and KVCachePoolBinding objects with their status, and "
+                      "optionally the gpustack-settings ConfigMap")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("-o,--output", options->output,
+                      "Output format: yaml (documents separated by ---) or json (one object for "
+                      "one document, a v1 List for several)")
+      ->check(CLI::IsMember({"yaml", "json"}))
+      ->capture_default_str();
+  command->add_option("-n,--namespace", options->ns,
+                      "Namespace of objects that do not name one (where their Binding is "
+                      "looked up)")
+      ->capture_default_str();
+  command->callback([options] {
+    const int code = runInject(*options);
+    if (code != kExitOk) {
+      throw CLI::RuntimeError(code);
+    }
+  });
+}
+
+}  // namespace kvc::cmd

@@ -1,0 +1,37 @@
+#pragma once
+// Step two of injection: resolve the Binding a Pod names into what its engine will be given.
+//
+// Order (contract §7.2): the Binding (not found, being deleted), its pool, the pool's
+// QuotaLedgerAvailable gate, the pool's backend, the published client endpoint, and the transport
+// the engine can use among what the backend's member groups offer.
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "kvc/api/kvcache.h"
+#include "kvc/common/status.h"
+#include "kvc/policy/cluster_view.h"
+#include "kvc/policy/engine.h"
+#include "kvc/policy/refusal.h"
+
+namespace kvc::policy {
+
+struct Resolution {
+  std::string binding;        // the Binding's name
+  std::string pool;
+  std::string backend;
+  std::string masterAddress;  // the pool's status.clientEndpoint
+  std::string protocol;       // artifact spelling of the matched group's transport
+  api::ReuseDomain domain;    // the Binding's reuse domain, recorded either way
+  bool tenantInjected = false;  // false when the store is declared single-tenant
+};
+
+// A Resolution, a Refusal, or — when the cluster could not be read — an error Status, which the
+// caller reports as an infrastructure failure and never as "does not exist".
+using ResolveOutcome = std::variant<Resolution, Refusal, Status>;
+
+ResolveOutcome resolveBinding(std::string_view ns, std::string_view bindingName, Engine engine,
+                              const ClusterView& cluster);
+
+}  // namespace kvc::policy

@@ -1,0 +1,33 @@
+#pragma once
+// Private helpers for the wording of refusal messages.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvc::policy {
+
+// "name" with double quotes, for the object, key or value a message names.
+inline std::string inQuotes(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '"';
+  out += text;
+  out += '"';
+  return out;
+}
+
+// "a, b, c", or `empty` for no items.
+inline std::string commaList(const std::vector<std::string>& items,
+                             std::string_view empty = "none") {
+  std::string out;
+  for (const std::string& item : items) {
+    if (!out.empty()) {
+      out += ", ";
+    }
+    out += item;
+  }
+  return out.empty() ? std::string(empty) : out;
+}
+
+}  // namespace kvc::policy

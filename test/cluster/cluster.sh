@@ -1,0 +1,368 @@
+#!/usr/bin/env bash
+# A real Kubernetes control plane on 127.0.0.1 for tests and the local demo:
+#   etcd, kube-apiserver (secure port, openssl PKI), kube-controller-manager, kube-scheduler,
+#   kwok (fake Nodes whose Pods turn Running/Ready and whose deletions complete) + N fake Nodes.
+# Binaries come from build.sh (built from Go modules into a cache outside the repository).
+#
+# usage: cluster.sh up|down|env|status [DIR]
+#   up      start a cluster in DIR (reuses it when every process is alive and /readyz answers)
+#   down    stop every process of DIR by its saved pid (idempotent); --purge also removes the
+#           files up created (etcd data, PKI, logs, kubeconfig, env)
+#   env     print the shell-sourceable environment of DIR (same as `cat DIR/env`)
+#   status  print each process, /readyz and the nodes; exit 0 only when the cluster is healthy
+# DIR defaults to $KVC_CLUSTER_DIR, else ${KVC_CACHE_DIR:-~/.cache/kvcache-operator}/cluster.
+#
+# Environment knobs: KVC_NODES (fake nodes, default 2), KVC_READY_TIMEOUT (seconds to wait for
+# /readyz, default 120), KVC_NO_BUILD=1 (fail instead of building missing binaries).
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=paths.sh
+. "$HERE/paths.sh"
+
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+MARKER=.kvc-cluster
+
+log() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+bin_of() {
+  case $1 in
+    etcd) echo "$KVC_ETCD_BIN/etcd" ;;
+    kwok) echo "$KVC_KWOK_BIN/kwok" ;;
+    *) echo "$KVC_K8S_BIN/$1" ;;
+  esac
+}
+
+# pid_alive NAME: the pid saved for NAME is running the binary we started (guards against pid reuse).
+pid_alive() {
+  local f="$D/$1.pid" pid exe
+  [ -s "$f" ] || return 1
+  pid=$(cat "$f")
+  [ -d "/proc/$pid" ] || return 1
+  exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
+  [ "$(basename "${exe% (deleted)}")" = "$1" ]
+}
+
+readyz() {
+  [ -s "$D/ports.env" ] || return 1
+  # shellcheck disable=SC1091
+  . "$D/ports.env"
+  [ "$(curl -s --max-time 5 --cacert "$D/pki/ca.crt" "https://127.0.0.1:$KVC_APISERVER_PORT/readyz" 2>/dev/null)" = ok ]
+}
+
+all_alive() {
+  local c; for c in "${COMPONENTS[@]}"; do pid_alive "$c" || return 1; done
+}
+
+port_free() {
+  local p=$1
+  if command -v ss >/dev/null 2>&1; then
+    [ -z "$(ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null)" ]
+  else
+    ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null
+  fi
+}
+
+# pick_ports N: N distinct free TCP ports on 127.0.0.1 (these flags cannot bind port 0).
+PICKED=()
+pick_ports() {
+  local n=$1 p tries=0
+  PICKED=()
+  while [ ${#PICKED[@]} -lt "$n" ]; do
+    tries=$((tries + 1)); [ $tries -lt 1000 ] || die "no free ports found"
+    p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+    [[ " ${PICKED[*]} " == *" $p "* ]] && continue
+    port_free "$p" && PICKED+=("$p")
+  done
+}
+
+# start NAME ARGS...: start a daemon in its own session, stdio to DIR/NAME.log, pid to DIR/NAME.pid.
+start() {
+  local name=$1; shift
+  local exe; exe=$(bin_of "$name")
+  log "starting $name"
+  setsid "$exe" "$@" </dev/null >>"$D/$name.log" 2>&1 &
+  echo $! >"$D/$name.pid"
+}
+
+wait_for() { # wait_for SECONDS DESCRIPTION CMD...
+  local secs=$1 what=$2; shift 2
+  local t0=$SECONDS
+  until "$@" >/dev/null 2>&1; do
+    if (( SECONDS - t0 >= secs )); then return 1; fi
+    sleep 1
+  done
+  log "$what after $((SECONDS - t0))s"
+}
+
+need() { command -v "$1" >/dev/null 2>&1 || die "'$1' is missing (apt-get install $2)"; }
+
+gen_pki() {
+  local P=$D/pki
+  mkdir -p "$P"
+  log "generating PKI (openssl) in $P"
+  (
+    cd "$P"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj /CN=kvcache-test-ca \
+      -keyout ca.key -out ca.crt 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=kube-apiserver \
+      -keyout apiserver.key -out apiserver.csr 2>/dev/null
+    printf '%s\n' \
+      'subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local' \
+      'extendedKeyUsage=serverAuth' 'keyUsage=critical,digitalSignature,keyEncipherment' >apiserver.ext
+    openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 \
+      -out apiserver.crt -extfile apiserver.ext 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=kvcache-admin" \
+      -keyout admin.key -out admin.csr 2>/dev/null
+    printf '%s\n' 'extendedKeyUsage=clientAuth' 'keyUsage=critical,digitalSignature,keyEncipherment' >admin.ext
+    openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 \
+      -out admin.crt -extfile admin.ext 2>/dev/null
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    rm -f ./*.csr ./*.ext
+    chmod 600 ./*.key
+  )
+}
+
+write_kubeconfig() {
+  cat >"$D/admin.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: kvcache-test
+  cluster:
+    server: https://127.0.0.1:$KVC_APISERVER_PORT
+    certificate-authority: $D/pki/ca.crt
+users:
+- name: kvcache-admin
+  user:
+    client-certificate: $D/pki/admin.crt
+    client-key: $D/pki/admin.key
+contexts:
+- name: kvcache-test
+  context:
+    cluster: kvcache-test
+    user: kvcache-admin
+    namespace: default
+current-context: kvcache-test
+EOF
+  chmod 600 "$D/admin.kubeconfig"
+}
+
+write_env() {
+  cat >"$D/env" <<EOF
+# Environment of the test control plane in $D (source it: . $D/env)
+export KVC_CLUSTER_DIR='$D'
+export KUBECONFIG='$D/admin.kubeconfig'
+export KVC_APISERVER_URL='https://127.0.0.1:$KVC_APISERVER_PORT'
+export KVC_APISERVER_PORT='$KVC_APISERVER_PORT'
+export KVC_ETCD_URL='http://127.0.0.1:$KVC_ETCD_PORT'
+export KVC_CA_FILE='$D/pki/ca.crt'
+export KVC_CA_CERT='$D/pki/ca.crt'
+export KVC_CA_KEY='$D/pki/ca.key'
+export KVC_ADMIN_CERT='$D/pki/admin.crt'
+export KVC_ADMIN_KEY='$D/pki/admin.key'
+export KVC_K8S_BIN='$KVC_K8S_BIN'
+export KVC_ETCD_BIN='$KVC_ETCD_BIN'
+export KVC_KWOK_BIN='$KVC_KWOK_BIN'
+export KVC_K8S_VERSION='$KVC_K8S_VERSION'
+export KVC_NODE_NAMES='$NODE_NAMES'
+case ":\$PATH:" in *":$KVC_K8S_BIN:"*) ;; *) export PATH='$KVC_K8S_BIN:$KVC_ETCD_BIN:$KVC_KWOK_BIN':"\$PATH" ;; esac
+EOF
+}
+
+node_manifest() {
+  local name=$1 extra=$2
+  cat <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: $name
+  annotations:
+    kwok.x-k8s.io/node: fake
+    node.alpha.kubernetes.io/ttl: "0"
+  labels:
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    kubernetes.io/hostname: $name
+    type: kwok
+$extra
+spec: {}
+status:
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 500Gi}
+  capacity: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 500Gi}
+  nodeInfo:
+    architecture: amd64
+    operatingSystem: linux
+    kubeletVersion: fake
+EOF
+}
+
+# stop NAME...: TERM every named process that is still ours, wait up to 20 s, then KILL.
+stop_group() {
+  local c pid pids=() t
+  for c in "$@"; do
+    if pid_alive "$c"; then
+      pid=$(cat "$D/$c.pid"); pids+=("$pid")
+      log "stopping $c (pid $pid)"
+      kill -TERM "$pid" 2>/dev/null || true
+    fi
+  done
+  for (( t=0; t<200; t++ )); do
+    local alive=0
+    for pid in "${pids[@]}"; do [ -d "/proc/$pid" ] && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do
+    if [ -d "/proc/$pid" ]; then log "pid $pid did not stop in 20s, killing it"; kill -KILL "$pid" 2>/dev/null || true; fi
+  done
+  for c in "$@"; do rm -f "$D/$c.pid"; done
+}
+
+stop_all() {
+  # clients first, then the apiserver, then its storage
+  stop_group kwok kube-scheduler kube-controller-manager
+  stop_group kube-apiserver
+  stop_group etcd
+}
+
+cmd_up() {
+  need openssl openssl; need curl curl; need setsid util-linux
+  if [ -e "$D" ] && [ ! -e "$D/$MARKER" ] && [ -n "$(ls -A "$D" 2>/dev/null)" ]; then
+    die "$D exists, is not empty and was not created by cluster.sh; choose another DIR"
+  fi
+  mkdir -p "$D"; touch "$D/$MARKER"
+  if all_alive && readyz; then
+    log "cluster in $D is already running (reused): $(cat "$D/ports.env" | tr '\n' ' ')"
+    return 0
+  fi
+  # Anything half-alive from an earlier run is stopped by pid first.
+  stop_all
+  if ! "$HERE/build.sh" --check >/dev/null 2>&1; then
+    [ "${KVC_NO_BUILD:-0}" = 1 ] && die "control-plane binaries missing and KVC_NO_BUILD=1 (run $HERE/build.sh)"
+    log "control-plane binaries missing: building them now (takes ~15-25 min on 2 cores the first time)"
+    "$HERE/build.sh"
+  fi
+  local T0=$SECONDS
+  rm -rf "$D/etcd-data" "$D/pki" "$D/kcm-certs" "$D/apiserver-certs" "$D/scheduler-certs"
+  for c in "${COMPONENTS[@]}"; do
+    [ -f "$D/$c.log" ] && mv -f "$D/$c.log" "$D/$c.log.prev"
+  done
+  gen_pki
+
+  # Ports: picked under a lock, and held until etcd and the apiserver have bound them, so that
+  # clusters started side by side cannot pick the same ones.
+  mkdir -p "$KVC_CACHE_DIR"
+  exec 8>"$KVC_CACHE_DIR/.ports.lock"
+  flock 8
+  pick_ports 4
+  KVC_ETCD_PORT=${PICKED[0]}; KVC_ETCD_PEER_PORT=${PICKED[1]}
+  KVC_APISERVER_PORT=${PICKED[2]}; KVC_SCHEDULER_PORT=${PICKED[3]}
+  printf 'KVC_ETCD_PORT=%s\nKVC_ETCD_PEER_PORT=%s\nKVC_APISERVER_PORT=%s\nKVC_SCHEDULER_PORT=%s\n' \
+    "$KVC_ETCD_PORT" "$KVC_ETCD_PEER_PORT" "$KVC_APISERVER_PORT" "$KVC_SCHEDULER_PORT" >"$D/ports.env"
+  log "ports: etcd $KVC_ETCD_PORT/$KVC_ETCD_PEER_PORT, apiserver $KVC_APISERVER_PORT, scheduler $KVC_SCHEDULER_PORT"
+
+  start etcd --name kvc0 --data-dir "$D/etcd-data" --unsafe-no-fsync --log-level warn \
+    --listen-client-urls "http://127.0.0.1:$KVC_ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$KVC_ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$KVC_ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$KVC_ETCD_PEER_PORT" \
+    --initial-cluster "kvc0=http://127.0.0.1:$KVC_ETCD_PEER_PORT"
+  wait_for 60 "etcd healthy" curl -sf --max-time 2 "http://127.0.0.1:$KVC_ETCD_PORT/health" \
+    || { tail -20 "$D/etcd.log" >&2; die "etcd did not become healthy (log: $D/etcd.log)"; }
+
+  local P=$D/pki
+  start kube-apiserver --etcd-servers="http://127.0.0.1:$KVC_ETCD_PORT" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$KVC_APISERVER_PORT" \
+    --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" --client-ca-file="$P/ca.crt" \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
+    --service-cluster-ip-range=10.96.0.0/16 --authorization-mode=Node,RBAC --allow-privileged=true \
+    --endpoint-reconciler-type=none --cert-dir="$D/apiserver-certs" --profiling=false
+  local rt=${KVC_READY_TIMEOUT:-120}
+  if ! wait_for "$rt" "kube-apiserver /readyz ok" readyz; then
+    tail -30 "$D/kube-apiserver.log" >&2
+    stop_all
+    die "kube-apiserver did not answer /readyz within ${rt}s (log: $D/kube-apiserver.log)"
+  fi
+  flock -u 8; exec 8>&-
+  write_kubeconfig
+
+  start kube-controller-manager --kubeconfig="$D/admin.kubeconfig" --leader-elect=false \
+    --root-ca-file="$P/ca.crt" --service-account-private-key-file="$P/sa.key" \
+    --bind-address=127.0.0.1 --secure-port=0 --cert-dir="$D/kcm-certs" \
+    --node-monitor-grace-period=2m --profiling=false
+  start kube-scheduler --kubeconfig="$D/admin.kubeconfig" --leader-elect=false --bind-address=127.0.0.1 \
+    --secure-port="$KVC_SCHEDULER_PORT" --cert-dir="$D/scheduler-certs" \
+    --authorization-always-allow-paths=/healthz,/readyz,/livez --profiling=false
+  [ -s "$KVC_KWOK_STAGES" ] || die "kwok stages missing: $KVC_KWOK_STAGES (run $HERE/build.sh kwok)"
+  cp "$KVC_KWOK_STAGES" "$D/kwok-stages.yaml"
+  start kwok --kubeconfig="$D/admin.kubeconfig" --config="$D/kwok-stages.yaml" \
+    --manage-all-nodes=true --cidr=10.244.0.0/16 --node-ip=127.0.0.1 \
+    --node-lease-duration-seconds=40 --server-address=""
+
+  local K=("$KVC_K8S_BIN/kubectl" --kubeconfig="$D/admin.kubeconfig")
+  local n=${KVC_NODES:-2} i extra
+  NODE_NAMES=""
+  for (( i=0; i<n; i++ )); do
+    # every other node carries kvcache=true (the label the walkthrough's disk-tier backend selects)
+    extra=""; (( i % 2 == 1 )) && extra='    kvcache: "true"'
+    node_manifest "kwok-node-$i" "$extra" | "${K[@]}" apply -f - >/dev/null
+    NODE_NAMES="$NODE_NAMES kwok-node-$i"
+  done
+  NODE_NAMES=${NODE_NAMES# }
+  wait_for 90 "$n fake nodes Ready" "${K[@]}" wait --for=condition=Ready node --all --timeout=5s \
+    || { tail -20 "$D/kwok.log" >&2; die "fake nodes did not become Ready (log: $D/kwok.log)"; }
+  wait_for 90 "ServiceAccount default/default present" "${K[@]}" -n default get serviceaccount default \
+    || { tail -20 "$D/kube-controller-manager.log" >&2; die "no default ServiceAccount (log: $D/kube-controller-manager.log)"; }
+  all_alive || { status_report >&2 || true; die "a component exited during start-up; logs in $D"; }
+  write_env
+  log "cluster up in $((SECONDS - T0))s: . $D/env   (kubectl from $KVC_K8S_BIN)"
+}
+
+status_report() {
+  local ok=0 c
+  for c in "${COMPONENTS[@]}"; do
+    if pid_alive "$c"; then printf '%-24s running (pid %s)\n' "$c" "$(cat "$D/$c.pid")"
+    else printf '%-24s NOT running\n' "$c"; ok=1; fi
+  done
+  if readyz; then echo "readyz                   ok ($KVC_APISERVER_PORT)"; else echo "readyz                   NOT ok"; ok=1; fi
+  if [ $ok = 0 ]; then
+    "$KVC_K8S_BIN/kubectl" --kubeconfig="$D/admin.kubeconfig" get nodes -o wide 2>&1 | sed 's/^/  /'
+  fi
+  echo "logs: $D/*.log"
+  return $ok
+}
+
+main() {
+  local cmd=${1:-}; shift || true
+  local purge=0 args=()
+  for a in "$@"; do
+    case $a in --purge) purge=1 ;; *) args+=("$a") ;; esac
+  done
+  D=${args[0]:-${KVC_CLUSTER_DIR:-$KVC_CACHE_DIR/cluster}}
+  mkdir -p "$(dirname "$D")"
+  D=$(cd "$(dirname "$D")" && pwd)/$(basename "$D")
+  case $cmd in
+    up) cmd_up ;;
+    down)
+      if [ ! -e "$D/$MARKER" ]; then log "nothing to stop in $D"; return 0; fi
+      stop_all
+      if [ $purge = 1 ]; then
+        rm -rf "$D/etcd-data" "$D/pki" "$D/kcm-certs" "$D/apiserver-certs" "$D/scheduler-certs"
+        rm -f "$D"/*.log "$D"/*.log.prev "$D/admin.kubeconfig" "$D/env" "$D/ports.env" \
+          "$D/kwok-stages.yaml" "$D/$MARKER"
+        rmdir "$D" 2>/dev/null || true
+        log "stopped and purged $D"
+      else
+        log "stopped (logs and PKI kept in $D; --purge removes them)"
+      fi ;;
+    env)
+      [ -s "$D/env" ] || die "no cluster environment in $D (run: $0 up $D)"
+      cat "$D/env" ;;
+    status)
+      [ -e "$D/$MARKER" ] || die "no cluster in $D"
+      status_report ;;
+    *) sed -n '2,17p' "$0" >&2; exit 2 ;;
+  esac
+}
+main "$@"

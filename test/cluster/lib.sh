@@ -1,0 +1,139 @@
+# shellcheck shell=bash
+# Helpers for bash integration tests that run against the control plane of cluster.sh.
+#
+#   . "$(dirname "$0")/../lib.sh"      # from test/cluster/tests/*.sh
+#   kvc_init                            # honours KVC_SKIP_INTEGRATION, sources the cluster env
+#   ns=$(kvc_fresh_namespace)           # unique namespace, deleted when the test exits
+#   kvc_assert_eq "what" "$expected" "$actual"
+#   kvc_done                            # prints the summary and exits 0/1
+#
+# The cluster directory comes from $KVC_CLUSTER_DIR (ctest passes the shared one).
+
+KVC_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+KVC_REPO_DIR=$(cd "$KVC_LIB_DIR/../.." && pwd)
+KVC_PASSED=0
+KVC_FAILED=0
+KVC_CLEANUP_FILE=""
+
+kvc_log() { printf '[%s %s] %s\n' "${KVC_TEST_NAME:-test}" "$(date +%H:%M:%S)" "$*" >&2; }
+
+# kvc_init: skip loudly on KVC_SKIP_INTEGRATION=1 (exit 77), otherwise load the cluster env.
+kvc_init() {
+  KVC_TEST_NAME=${KVC_TEST_NAME:-$(basename "${BASH_SOURCE[1]:-$0}" .sh)}
+  if [ "${KVC_SKIP_INTEGRATION:-0}" = 1 ]; then
+    echo "*** SKIPPED: $KVC_TEST_NAME — KVC_SKIP_INTEGRATION=1 is set, so this integration test did not run ***"
+    exit 77
+  fi
+  local dir=${KVC_CLUSTER_DIR:-}
+  if [ -z "$dir" ] || [ ! -s "$dir/env" ]; then
+    echo "FAIL: $KVC_TEST_NAME: no cluster environment (KVC_CLUSTER_DIR='$dir'); run test/cluster/cluster.sh up DIR first" >&2
+    exit 1
+  fi
+  # shellcheck disable=SC1091
+  . "$dir/env"
+  command -v kubectl >/dev/null || { echo "FAIL: kubectl not found in $KVC_K8S_BIN" >&2; exit 1; }
+  # What to delete at exit; a file because namespaces are created inside $(...) subshells.
+  KVC_CLEANUP_FILE=$(mktemp)
+  export KVC_CLEANUP_FILE
+  trap kvc_cleanup EXIT
+  kvc_log "cluster $KVC_CLUSTER_DIR, apiserver $KVC_APISERVER_URL, $(kubectl version 2>/dev/null | tr '\n' ' ')"
+}
+
+# kvc_cleanup: delete what the test registered (runs on EXIT).
+kvc_cleanup() {
+  local rc=$? obj
+  if [ -n "$KVC_CLEANUP_FILE" ] && [ -f "$KVC_CLEANUP_FILE" ]; then
+    if [ "${KVC_KEEP_NAMESPACES:-0}" != 1 ]; then
+      # cluster-scoped objects first, then namespaces (reverse order of registration)
+      tac "$KVC_CLEANUP_FILE" | while read -r obj; do
+        [ -n "$obj" ] && kubectl delete "$obj" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+      done
+    else
+      kvc_log "KVC_KEEP_NAMESPACES=1: leaving $(tr '\n' ' ' <"$KVC_CLEANUP_FILE")"
+    fi
+    rm -f "$KVC_CLEANUP_FILE"
+  fi
+  return $rc
+}
+
+# kvc_register_cluster_object "KIND/NAME": deleted at exit (cluster-scoped objects of the test).
+kvc_register_cluster_object() { printf '%s\n' "$1" >>"$KVC_CLEANUP_FILE"; }
+
+# kvc_create_namespace NAME: create NAME, wait for its default ServiceAccount, delete it at exit.
+kvc_create_namespace() {
+  local ns=$1 i
+  kubectl create namespace "$ns" >/dev/null || return 1
+  printf 'namespace/%s\n' "$ns" >>"$KVC_CLEANUP_FILE"
+  for i in $(seq 1 60); do
+    kubectl -n "$ns" get serviceaccount default >/dev/null 2>&1 && return 0
+    sleep 1
+  done
+  echo "FAIL: the default ServiceAccount of namespace $ns did not appear in 60s" >&2
+  return 1
+}
+
+# kvc_fresh_namespace [PREFIX]: print a new unique namespace name after creating it.
+kvc_fresh_namespace() {
+  local prefix=${1:-${KVC_TEST_NAME:-t}}
+  prefix=$(printf '%s' "$prefix" | tr 'A-Z_.' 'a-z--' | tr -cd 'a-z0-9-' | cut -c1-40)
+  local ns
+  ns="${prefix}-$(date +%s)-$RANDOM"
+  kvc_create_namespace "$ns" >&2 || return 1
+  printf '%s\n' "$ns"
+}
+
+_kvc_pass() { KVC_PASSED=$((KVC_PASSED + 1)); echo "ok   - $1"; }
+_kvc_fail() {
+  KVC_FAILED=$((KVC_FAILED + 1))
+  echo "FAIL - $1"
+  shift
+  local l; for l in "$@"; do echo "       $l"; done
+}
+
+# kvc_assert_eq WHAT EXPECTED ACTUAL
+kvc_assert_eq() {
+  if [ "$2" = "$3" ]; then _kvc_pass "$1"; else _kvc_fail "$1" "expected: '$2'" "actual:   '$3'"; fi
+}
+
+# kvc_assert_contains WHAT NEEDLE HAYSTACK
+kvc_assert_contains() {
+  case $3 in
+    *"$2"*) _kvc_pass "$1" ;;
+    *) _kvc_fail "$1" "expected to contain: '$2'" "actual: '$3'" ;;
+  esac
+}
+
+# kvc_assert_ok WHAT CMD...: the command succeeds (its output is shown on failure).
+kvc_assert_ok() {
+  local what=$1 out; shift
+  if out=$("$@" 2>&1); then _kvc_pass "$what"; else _kvc_fail "$what" "expected: success of: $*" "actual:   exit $? — $out"; fi
+}
+
+# kvc_assert_refused WHAT NEEDLE CMD...: the command fails and its output contains NEEDLE.
+kvc_assert_refused() {
+  local what=$1 needle=$2 out rc=0; shift 2
+  out=$("$@" 2>&1) || rc=$?
+  if [ $rc = 0 ]; then
+    _kvc_fail "$what" "expected: refusal containing '$needle'" "actual:   accepted — $out"
+  elif [[ "$out" != *"$needle"* ]]; then
+    _kvc_fail "$what" "expected: refusal containing '$needle'" "actual:   exit $rc — $out"
+  else
+    _kvc_pass "$what"
+  fi
+}
+
+# kvc_wait_for SECONDS WHAT CMD...: retry CMD every second until it succeeds.
+kvc_wait_for() {
+  local secs=$1 what=$2 t0=$SECONDS; shift 2
+  until "$@" >/dev/null 2>&1; do
+    if (( SECONDS - t0 >= secs )); then _kvc_fail "$what" "expected: within ${secs}s" "actual:   still not true; last output: $("$@" 2>&1 | tail -5)"; return 1; fi
+    sleep 1
+  done
+  _kvc_pass "$what ($((SECONDS - t0))s)"
+}
+
+# kvc_done: print the closing line and exit with the verdict.
+kvc_done() {
+  echo "$KVC_PASSED passed, $KVC_FAILED failed"
+  [ "$KVC_FAILED" = 0 ] && exit 0 || exit 1
+}

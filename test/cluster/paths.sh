@@ -1,0 +1,18 @@
+# shellcheck shell=bash
+# Sourced by build.sh and cluster.sh: pinned versions and where the built tools live.
+# The cache is outside the repository; override its root with KVC_CACHE_DIR.
+_kvc_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=versions.env
+. "$_kvc_here/versions.env"
+KVC_CACHE_DIR=${KVC_CACHE_DIR:-${HOME:-/root}/.cache/kvcache-operator}
+KVC_TOOLS_DIR=$KVC_CACHE_DIR/tools
+KVC_K8S_DIR=$KVC_TOOLS_DIR/kubernetes-$KVC_K8S_VERSION
+KVC_ETCD_DIR=$KVC_TOOLS_DIR/etcd-$KVC_ETCD_VERSION
+KVC_KWOK_DIR=$KVC_TOOLS_DIR/kwok-$KVC_KWOK_VERSION
+KVC_K8S_BIN=$KVC_K8S_DIR/bin
+KVC_ETCD_BIN=$KVC_ETCD_DIR/bin
+KVC_KWOK_BIN=$KVC_KWOK_DIR/bin
+KVC_KWOK_STAGES=$KVC_KWOK_DIR/stages/kwok-stages.yaml
+# Bump when the build recipe changes in a way that must invalidate cached binaries.
+KVC_BUILD_RECIPE=1
+unset _kvc_here
