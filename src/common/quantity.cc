@@ -71,9 +71,17 @@ Result<std::int64_t> parseQuantityBytes(std::string_view text) {
   std::string_view suffixText = rest.substr(i);
   int base = 10;
   int exponent = 0;
-  if (!suffixText.empty() && (suffixText[0] == 'e' || suffixText[0] == 'E') &&
-      suffixText.size() > 1) {
-    // Decimal exponent form: 1e9, 5E3.
+  bool matched = false;
+  for (const Suffix& suffix : kSuffixes) {
+    if (suffixText == suffix.text) {
+      base = suffix.base;
+      exponent = suffix.exponent;
+      matched = true;
+      break;
+    }
+  }
+  if (!matched && suffixText.size() > 1 && (suffixText[0] == 'e' || suffixText[0] == 'E')) {
+    // Decimal exponent form: 1e9, 5E3 ("1Ei" matched the table above).
     std::string_view digits = suffixText.substr(1);
     bool negative = false;
     if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) {
@@ -90,19 +98,10 @@ Result<std::int64_t> parseQuantityBytes(std::string_view text) {
       exponent = exponent * 10 + (c - '0');
     }
     exponent = negative ? -exponent : exponent;
-  } else {
-    bool matched = false;
-    for (const Suffix& suffix : kSuffixes) {
-      if (suffixText == suffix.text) {
-        base = suffix.base;
-        exponent = suffix.exponent;
-        matched = true;
-        break;
-      }
-    }
-    if (!matched) {
-      return malformed(text, "has an unknown suffix \"" + std::string(suffixText) + "\"");
-    }
+    matched = true;
+  }
+  if (!matched) {
+    return malformed(text, "has an unknown suffix \"" + std::string(suffixText) + "\"");
   }
 
   // value = (whole + fraction / 10^fractionDigits) * multiplier, rounded up.
