@@ -32,45 +32,20 @@ int runInject(const InjectOptions& options) {
 
   // All or nothing: any refusal prints nothing on stdout, so a pipe into `kubectl apply` never
   // applies half a manifest. Every refusal is reported, not just the first.
-  int exitCode = kExitOk;
-  for (const DocumentOutcome& document : *outcomes) {
-    for (const SiteOutcome& site : document.sites) {
-      const policy::Decision& decision = site.decision;
-      if (decision.verdict == policy::Verdict::Refused) {
-        std::cerr << site.site.label << ": " << decision.refusal->message << "\n";
-        exitCode = kExitRefused;
-      } else if (decision.verdict == policy::Verdict::Failed) {
-        std::cerr << site.site.label << ": " << decision.error << "\n";
-        if (exitCode == kExitOk) {
-          exitCode = kExitFailure;
-        }
+  const std::vector<std::string> refusals = refusalLines(*outcomes);
+  if (!refusals.empty()) {
+    bool refused = false;
+    for (const DocumentOutcome& document : *outcomes) {
+      for (const SiteOutcome& site : document.sites) {
+        refused = refused || site.decision.verdict == policy::Verdict::Refused;
       }
     }
-  }
-  if (exitCode != kExitOk) {
-    return exitCode;
-  }
-
-  if (options.output == "json") {
-    if (outcomes->size() == 1) {
-      std::cout << outcomes->front().output.dump(2) << "\n";
-    } else {
-      Json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", Json::array()}};
-      for (DocumentOutcome& document : *outcomes) {
-        list["items"].push_back(std::move(document.output));
-      }
-      std::cout << list.dump(2) << "\n";
+    for (const std::string& line : refusals) {
+      std::cerr << line << "\n";
     }
-    return kExitOk;
+    return refused ? kExitRefused : kExitFailure;
   }
-  bool first = true;
-  for (const DocumentOutcome& document : *outcomes) {
-    if (!first) {
-      std::cout << "---\n";
-    }
-    first = false;
-    std::cout << toYaml(document.output);
-  }
+  std::cout << formatDocuments(*outcomes, options.output);
   return kExitOk;
 }
 

@@ -167,9 +167,11 @@ std::optional<Refusal> checkOwnedKeys(const Json& container, std::string_view co
     const bool source = engine == Engine::SGLang;
     message = "container " + inQuotes(containerName) + " already configures a KV cache: " +
               commaList(conflicts) + ". " +
-              (source ? "--hicache-storage-backend selects the store and the other two keys "
-                        "select where SGLang reads its store configuration from, which would "
-                        "leave every injected variable present and read by nothing"
+              (source ? "On SGLang --hicache-storage-backend picks the store, and "
+                        "SGLANG_HICACHE_MOONCAKE_CONFIG_PATH or "
+                        "--hicache-storage-backend-extra-config pick where its configuration is "
+                        "read from; any of them leaves the injected variables present and read "
+                        "by nothing"
                       : "A second connector or configuration path is an ambiguity nothing "
                         "reports") +
               ". Fix: remove yours, or drop the " + std::string(kLabelInject) + " label";
@@ -229,8 +231,7 @@ std::optional<Refusal> checkStorage(const Json& spec, const Json& container,
 // --- The launch line -------------------------------------------------------------------------
 
 std::string entryPointOf(Engine engine) {
-  return isVLLMFamily(engine) ? "the vllm executable (vllm serve …)"
-                              : "python3 -m sglang.launch_server";
+  return isVLLMFamily(engine) ? "vllm serve …" : "python3 -m sglang.launch_server";
 }
 
 // Admits (program, forwarded) or refuses.

@@ -6,10 +6,10 @@
 
 namespace kvc::store {
 
-const std::string* MetricSample::label(std::string_view name) const {
-  for (const auto& [key, value] : labels) {
-    if (key == name) {
-      return &value;
+const std::string* MetricSample::label(std::string_view key) const {
+  for (const auto& entry : labels) {
+    if (entry.first == key) {
+      return &entry.second;
     }
   }
   return nullptr;

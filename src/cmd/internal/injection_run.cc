@@ -38,4 +38,39 @@ Result<std::vector<DocumentOutcome>> runInjection(const std::string& manifestPat
   return outcomes;
 }
 
+std::string formatDocuments(const std::vector<DocumentOutcome>& outcomes, std::string_view format) {
+  if (format == "json") {
+    if (outcomes.size() == 1) {
+      return outcomes.front().output.dump(2) + "\n";
+    }
+    Json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", Json::array()}};
+    for (const DocumentOutcome& document : outcomes) {
+      list["items"].push_back(document.output);
+    }
+    return list.dump(2) + "\n";
+  }
+  std::string text;
+  for (const DocumentOutcome& document : outcomes) {
+    if (!text.empty()) {
+      text += "---\n";
+    }
+    text += toYaml(document.output);
+  }
+  return text;
+}
+
+std::vector<std::string> refusalLines(const std::vector<DocumentOutcome>& outcomes) {
+  std::vector<std::string> lines;
+  for (const DocumentOutcome& document : outcomes) {
+    for (const SiteOutcome& site : document.sites) {
+      if (site.decision.verdict == policy::Verdict::Refused) {
+        lines.push_back(site.site.label + ": " + site.decision.refusal->message);
+      } else if (site.decision.verdict == policy::Verdict::Failed) {
+        lines.push_back(site.site.label + ": " + site.decision.error);
+      }
+    }
+  }
+  return lines;
+}
+
 }  // namespace kvc::cmd

@@ -31,4 +31,11 @@ Result<std::vector<DocumentOutcome>> runInjection(const std::string& manifestPat
                                                   const api::Settings& settings,
                                                   const std::string& defaultNamespace);
 
+// What `kvcache inject` prints on stdout when nothing was refused: every document in order, as
+// YAML separated by "---", or as JSON (one object for one document, a v1 List for several).
+std::string formatDocuments(const std::vector<DocumentOutcome>& outcomes, std::string_view format);
+
+// Every refused or failed site, one "<kind namespace/name>: <message>" line each.
+std::vector<std::string> refusalLines(const std::vector<DocumentOutcome>& outcomes);
+
 }  // namespace kvc::cmd

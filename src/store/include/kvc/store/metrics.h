@@ -55,8 +55,8 @@ struct MetricSample {
   std::vector<std::pair<std::string, std::string>> labels;  // in the order written
   std::int64_t value = 0;
 
-  // The value of label `name`, or nullptr.
-  const std::string* label(std::string_view name) const;
+  // The value of label `key`, or nullptr.
+  const std::string* label(std::string_view key) const;
 };
 
 // Per-tenant figures; each is empty when its family had no series for the tenant.

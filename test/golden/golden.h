@@ -1,0 +1,23 @@
+#pragma once
+// Golden-file comparison shared by the golden suites (after Istio's injection tests).
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kvc::golden {
+
+// True when KVC_UPDATE_GOLDEN=1: expected files are rewritten instead of compared.
+bool updating();
+
+// The stems of every `*<extension>` file directly in `dir`, sorted.
+std::vector<std::string> discover(const std::filesystem::path& dir, const std::string& extension);
+
+std::string readFile(const std::filesystem::path& path);
+
+// Compares `actual` with the file at `expected` and returns "" when they match, or a unified
+// diff (expected -> actual) with a hint to regenerate. When updating, writes the file atomically
+// (temporary file + rename) and returns "".
+std::string compare(const std::filesystem::path& expected, const std::string& actual);
+
+}  // namespace kvc::golden
