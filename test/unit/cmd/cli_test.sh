@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Runs the real `kvcache` binary the way a user does and checks exit codes and streams.
+set -uo pipefail
+kvcache=$1
+root=$2
+ex=$root/examples/inject
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+check() {  # check NAME CONDITION-COMMAND...
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL: $name"
+    echo "  stdout: $(head -c 600 "$tmp/out")"
+    echo "  stderr: $(head -c 600 "$tmp/err")"
+  fi
+}
+run() { "$kvcache" "$@" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/code"; }
+code() { [ "$(cat "$tmp/code")" = "$1" ]; }
+out_has() { grep -qF -- "$1" "$tmp/out"; }
+err_has() { grep -qF -- "$1" "$tmp/err"; }
+
+run inject -f "$ex/workloads.yaml" --cluster "$ex/cluster.yaml"
+check "inject admits the examples" code 0
+check "three documents, separated" test "$(grep -c '^---$' "$tmp/out")" = 2
+check "the record is written" out_has 'kvcache.gpustack.ai/injected'
+
+run inject -f "$ex/workloads.yaml" --cluster "$ex/cluster.yaml" -o json
+check "-o json with several documents" code 0
+check "is one v1 List" test "$(jq -r '.kind' "$tmp/out")" = List
+
+head -n 30 "$ex/workloads.yaml" | sed '/^---$/,$d' >"$tmp/one.yaml"
+run inject -f "$tmp/one.yaml" --cluster "$ex/cluster.yaml" -o json
+check "-o json with one document is exactly one object" test "$(jq -s 'length' "$tmp/out")-$(jq -r '.kind' "$tmp/out")" = 1-Deployment
+
+run inject -f - --cluster "$ex/cluster.yaml" <"$ex/workloads.yaml"
+check "reads stdin" code 0
+
+run inject -f "$ex/refused.yaml" --cluster "$ex/cluster.yaml"
+check "a refusal exits 3" code 3
+check "nothing on stdout" test ! -s "$tmp/out"
+check "stderr names the document" err_has 'Pod team-a/scripted: container "server" is launched through "bash -lc"'
+
+{ cat "$ex/workloads.yaml"; printf -- '---\n'; cat "$ex/refused.yaml"; } >"$tmp/mixed.yaml"
+run inject -f "$tmp/mixed.yaml" --cluster "$ex/cluster.yaml"
+check "one refused document refuses the run" code 3
+check "and prints nothing" test ! -s "$tmp/out"
+
+printf 'kind: Pod\nmetadata: [unclosed\n' >"$tmp/bad.yaml"
+run inject -f "$tmp/bad.yaml" --cluster "$ex/cluster.yaml"
+check "bad YAML exits 2" code 2
+check "naming file and line" err_has "$tmp/bad.yaml: YAML syntax error at line"
+
+run inject -f "$tmp/missing.yaml" --cluster "$ex/cluster.yaml"
+check "a missing file exits 2" code 2
+
+printf 'apiVersion: v1\nmetadata: {name: x}\n' >"$tmp/nokind.yaml"
+run inject -f "$tmp/nokind.yaml" --cluster "$ex/cluster.yaml"
+check "a document without kind exits 2" code 2
+check "naming the document" err_has 'document 1 (line 1): the document has no kind'
+
+cat >"$tmp/bool.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  labels:
+    kvcache.gpustack.ai/inject: true
+spec:
+  containers: [{name: c, command: [vllm]}]
+YAML
+run inject -f "$tmp/bool.yaml" --cluster "$ex/cluster.yaml"
+check "an unquoted boolean label exits 2" code 2
+check "naming the field and the fix" err_has 'metadata.labels["kvcache.gpustack.ai/inject"] must be a string, not boolean; quote the value'
+
+printf 'kind: KVCachePool\nmetadata: {name: p}\nspec: {backends: b}\n' >"$tmp/badcluster.yaml"
+run inject -f "$ex/workloads.yaml" --cluster "$tmp/badcluster.yaml"
+check "a malformed cluster file exits 2" code 2
+check "naming the field" err_has 'spec.backends must be a list'
+
+run inject -f "$ex/workloads.yaml" --cluster "$ex/cluster.yaml" --bogus
+check "an unknown flag exits 2" code 2
+
+run inject --help
+check "--help exits 0" code 0
+check "--help documents the exit codes" out_has 'Exit codes: 0'
+
+run check-inject -f "$ex/workloads.yaml" --cluster "$ex/cluster.yaml"
+check "check-inject explains admitted workloads" code 0
+check "with the decision table" out_has 'CONTAINER'
+check "and the untouched sidecar" out_has 'metrics    untouched'
+
+run check-inject -f "$ex/refused.yaml" --cluster "$ex/cluster.yaml"
+check "check-inject exits 3 on a refusal" code 3
+check "and names the reason" out_has 'ShellCommandString'
+check "and the fix" out_has 'fix: launch the engine directly'
+
+run --version
+check "--version" out_has 'kvcache '
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
