@@ -151,11 +151,12 @@ build_kwok() {
   rm -rf "$D"; mkdir -p "$D/bin" "$D/stages"; TIMES=$D/build-times.txt; : >"$TIMES"
   cd "$D"
   # kwok has no replace directives, so `go install pkg@version` works and keeps kwok's own graph
-  # (it must never share a module graph with the Kubernetes wrapper). -mod=mod is not allowed here.
+  # (it must never share a module graph with the Kubernetes wrapper); GOFLAGS is reset so nothing
+  # but kwok's own go.mod decides its dependencies.
   run_ticking "kwok $V" env GOFLAGS=-buildvcs=false GOBIN="$D/bin" go install -trimpath \
     -ldflags="-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$V" "sigs.k8s.io/kwok/cmd/kwok@$V"
   # The Stage objects the standalone kwok needs (--config), taken from the module cache.
-  KW=$(GOFLAGS= go mod download -json "sigs.k8s.io/kwok@$V" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
+  KW=$(GOFLAGS='' go mod download -json "sigs.k8s.io/kwok@$V" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
   S=$KW/kustomize/stage
   for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
            pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do

@@ -25,7 +25,7 @@ case $step in
       crd/kvcachebackends.worker.gpustack.ai crd/kvcachepools.worker.gpustack.ai \
       crd/kvcachepoolbindings.worker.gpustack.ai crd/modeldeployments.worker.gpustack.ai
     # Discovery must serve the new kinds before kubectl can resolve their short names.
-    for i in $(seq 1 30); do
+    for _ in $(seq 1 30); do
       kubectl api-resources --api-group=worker.gpustack.ai -o name 2>/dev/null | grep -q modeldeployments && break
       sleep 1
     done

@@ -10,6 +10,7 @@
 # The cluster directory comes from $KVC_CLUSTER_DIR (ctest passes the shared one).
 
 KVC_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck disable=SC2034  # used by the tests
 KVC_REPO_DIR=$(cd "$KVC_LIB_DIR/../.." && pwd)
 KVC_PASSED=0
 KVC_FAILED=0
@@ -61,10 +62,10 @@ kvc_register_cluster_object() { printf '%s\n' "$1" >>"$KVC_CLEANUP_FILE"; }
 
 # kvc_create_namespace NAME: create NAME, wait for its default ServiceAccount, delete it at exit.
 kvc_create_namespace() {
-  local ns=$1 i
+  local ns=$1
   kubectl create namespace "$ns" >/dev/null || return 1
   printf 'namespace/%s\n' "$ns" >>"$KVC_CLEANUP_FILE"
-  for i in $(seq 1 60); do
+  for _ in $(seq 1 60); do
     kubectl -n "$ns" get serviceaccount default >/dev/null 2>&1 && return 0
     sleep 1
   done

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # every variable here is used by the scripts that source it
 # Sourced by build.sh and cluster.sh: pinned versions and where the built tools live.
 # The cache is outside the repository; override its root with KVC_CACHE_DIR.
 _kvc_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -76,7 +76,8 @@ Usage
 Options: ``--version`` (default: derived from the tag or the package's
 ``_version.py``), ``--date`` (default: today, UTC), ``--note TEXT``
 (repeatable, extra header lines), ``--method TEXT`` (override the
-extraction-method header line).  Only the Python standard library is used.
+extraction-method header line).  Only the Python standard library is used
+(Python >= 3.9).
 """
 
 from __future__ import annotations
@@ -382,6 +383,21 @@ class Index:
                     return FuncRef(c.module, st, c)
         return None
 
+    def is_boolean_optional(self, action: Any, depth: int = 0) -> bool:
+        """Is an ``action=`` value argparse.BooleanOptionalAction or a subclass?"""
+        if isinstance(action, External):
+            action = action.dotted
+        if isinstance(action, str):
+            return action.split(".")[-1] == "BooleanOptionalAction"
+        if isinstance(action, ClassRef) and depth < 20:
+            for b in action.node.bases:
+                if self.is_boolean_optional(self.resolve_expr(action.module, b), depth + 1):
+                    return True
+            return False
+        if isinstance(action, ast.AST):
+            return False
+        raise ExtractionError(f"cannot tell whether action {action!r} is a BooleanOptionalAction")
+
     def dataclass_fields(self, cls: ClassRef) -> dict[str, tuple[ClassRef, ast.AnnAssign]]:
         """Like dataclasses.fields(): inherited fields first, in definition order."""
         out: dict[str, tuple[ClassRef, ast.AnnAssign]] = {}
@@ -574,10 +590,6 @@ class Interpreter:
             return frame.retval
         finally:
             self._stack.pop()
-
-
-class _Return(Exception):
-    pass
 
 
 class Frame:
@@ -888,10 +900,6 @@ class Frame:
             if k.arg == "action":
                 action = self.eval(k.value)
                 explicit_action = True
-                if isinstance(action, External):
-                    action = action.dotted
-                elif isinstance(action, ClassRef):
-                    action = action.qualname
             elif k.arg is None:
                 v = self.eval(k.value)
                 if isinstance(v, FieldKw):
@@ -903,15 +911,16 @@ class Frame:
                         explicit_action = True
                 else:
                     raise ExtractionError(f"{self.where(e)}: cannot evaluate **{ast.unparse(k.value)}")
-        if field_kw is not None and not explicit_action:
-            ov = field_kw.overrides.get("action", UNKNOWN)
-            if ov is not UNKNOWN and ov is not _DELETED:
-                action = ov
-                explicit_action = True
+        if field_kw is not None and not explicit_action and "action" in field_kw.overrides:
+            action = field_kw.overrides["action"]
+            explicit_action = True
         if explicit_action:
-            if isinstance(action, External):
-                action = action.dotted
-            negatable = isinstance(action, str) and action.split(".")[-1] == "BooleanOptionalAction"
+            if action is _DELETED:
+                negatable = False  # ``del kw["action"]``: argparse's default "store"
+            elif action is UNKNOWN:
+                raise ExtractionError(f"{self.where(e)}: cannot evaluate the action of {options}")
+            else:
+                negatable = self.index.is_boolean_optional(action)
         elif field_kw is not None:
             negatable = vllm_field_is_boolean_optional(self.index, field_kw.owner.cls, field_kw.name)
         else:
@@ -952,7 +961,7 @@ class Frame:
             if not (isinstance(cli_name, str) and isinstance(aliases, list) and all(isinstance(a, str) for a in aliases)):
                 raise ExtractionError(f"{owner.module.path}:{st.lineno}: cannot evaluate cli_name/aliases of {name}")
             action = meta.get("action")
-            negatable = isinstance(action, str) and action.split(".")[-1] == "BooleanOptionalAction"
+            negatable = action is not None and self.index.is_boolean_optional(action)
             self.i.added.append(
                 Added([cli_name, *aliases], negatable, f"{owner.module.path}:{st.lineno} (field {name})")
             )
@@ -973,15 +982,10 @@ class Frame:
                 if k.arg in ("cli_name", "aliases", "no_cli"):
                     v = ast.literal_eval(k.value)
                 elif k.arg == "action":
-                    r = self.index.resolve_expr(mod, k.value)
-                    if isinstance(r, External):
-                        v = r.dotted
-                    elif isinstance(r, ClassRef):
-                        v = r.qualname
-                    elif isinstance(k.value, ast.Constant):
+                    if isinstance(k.value, ast.Constant):
                         v = k.value.value
                     else:
-                        v = ast.unparse(k.value)
+                        v = self.index.resolve_expr(mod, k.value)
                 else:
                     continue
                 out[k.arg] = v
@@ -1081,7 +1085,8 @@ def extract_vllm(src: Source) -> Result:
     interp = Interpreter(index)
     serve = find_func(index, "vllm.entrypoints.cli.serve", "ServeSubcommand.subparser_init")
     # The top-level ``vllm`` parser and the serve sub-parser class.
-    main = index.module("vllm.entrypoints.cli.main")
+    # Read for the allow_abbrev scan: the top-level parser and the parser class.
+    index.module("vllm.entrypoints.cli.main")
     index.module("vllm.utils.argparse_utils")
     interp.call_function(serve, [ParserObj()], {})
     result_opts = collect(interp)
