@@ -1,0 +1,141 @@
+#include "kvc/webhook/admission.h"
+
+#include <array>
+
+namespace kvc::webhook {
+namespace {
+
+std::string stringAt(const Json& object, std::string_view key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+Result<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
+  if (body.empty()) {
+    return invalidArgument("the request body is empty");
+  }
+  if (body.size() > kMaxReviewBytes) {
+    return invalidArgument("the request body is larger than " + std::to_string(kMaxReviewBytes) +
+                           " bytes");
+  }
+  Json review = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (review.is_discarded() || !review.is_object()) {
+    return invalidArgument("the request body is not a JSON object");
+  }
+  if (stringAt(review, "apiVersion") != "admission.k8s.io/v1" ||
+      stringAt(review, "kind") != "AdmissionReview") {
+    return invalidArgument("expected an admission.k8s.io/v1 AdmissionReview, got " +
+                           stringAt(review, "apiVersion") + " " + stringAt(review, "kind"));
+  }
+  auto requestIt = review.find("request");
+  if (requestIt == review.end() || !requestIt->is_object()) {
+    return invalidArgument("the AdmissionReview has no request");
+  }
+  Json& request = *requestIt;
+  AdmissionRequest out;
+  out.uid = stringAt(request, "uid");
+  if (out.uid.empty()) {
+    return invalidArgument("the AdmissionReview request has no uid");
+  }
+  if (auto kind = request.find("kind"); kind != request.end() && kind->is_object()) {
+    out.kind = stringAt(*kind, "kind");
+  }
+  if (auto resource = request.find("resource"); resource != request.end() && resource->is_object()) {
+    out.resource = stringAt(*resource, "resource");
+  }
+  out.subResource = stringAt(request, "subResource");
+  out.operation = stringAt(request, "operation");
+  out.name = stringAt(request, "name");
+  out.ns = stringAt(request, "namespace");
+  if (auto dryRun = request.find("dryRun"); dryRun != request.end() && dryRun->is_boolean()) {
+    out.dryRun = dryRun->get<bool>();
+  }
+  if (auto object = request.find("object"); object != request.end()) {
+    out.object = std::move(*object);
+  }
+  if (auto old = request.find("oldObject"); old != request.end()) {
+    out.oldObject = std::move(*old);
+  }
+  return out;
+}
+
+AdmissionResponse allow(std::string uid) {
+  AdmissionResponse response;
+  response.uid = std::move(uid);
+  return response;
+}
+
+AdmissionResponse deny(std::string uid, int code, std::string reason, std::string message) {
+  AdmissionResponse response;
+  response.uid = std::move(uid);
+  response.allowed = false;
+  response.code = code;
+  response.reason = std::move(reason);
+  response.message = std::move(message);
+  return response;
+}
+
+std::string base64Encode(std::string_view bytes) {
+  static constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                       (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                       static_cast<unsigned char>(bytes[i + 2]);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (i + 1 == bytes.size()) {
+    const unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == bytes.size()) {
+    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                       (static_cast<unsigned char>(bytes[i + 1]) << 8);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+std::string encodeAdmissionReview(const AdmissionResponse& response) {
+  Json body = Json::object();
+  body["uid"] = response.uid;
+  body["allowed"] = response.allowed;
+  if (!response.allowed) {
+    Json status = {{"metadata", Json::object()}, {"status", "Failure"},
+                   {"message", response.message}, {"reason", response.reason},
+                   {"code", response.code}};
+    if (!response.causes.empty()) {
+      Json causes = Json::array();
+      for (const StatusCause& cause : response.causes) {
+        causes.push_back({{"reason", cause.type}, {"message", cause.message},
+                          {"field", cause.field}});
+      }
+      status["details"] = {{"causes", causes}};
+    }
+    body["status"] = std::move(status);
+  }
+  if (response.patch && !response.patch->empty()) {
+    body["patchType"] = "JSONPatch";
+    body["patch"] = base64Encode(response.patch->dump());
+  }
+  if (!response.warnings.empty()) {
+    body["warnings"] = response.warnings;
+  }
+  Json review = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
+                 {"response", std::move(body)}};
+  return review.dump();
+}
+
+}  // namespace kvc::webhook

@@ -1,0 +1,65 @@
+#pragma once
+// AdmissionReview admission.k8s.io/v1: decoding the request and encoding the response.
+//
+// Transport-only concerns (after controller-runtime's admission/http.go): the body must be JSON,
+// within a size limit, and an admission.k8s.io/v1 AdmissionReview with a request and a uid. The
+// object is kept as the raw JSON the API server sent, so a JSON Patch computed against it loses
+// nothing in a decode/encode round trip.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvc/common/json.h"
+#include "kvc/common/status.h"
+
+namespace kvc::webhook {
+
+inline constexpr std::size_t kMaxReviewBytes = 8 * 1024 * 1024;
+
+struct AdmissionRequest {
+  std::string uid;
+  std::string kind;         // the object's kind, e.g. "Pod"
+  std::string resource;     // e.g. "pods"
+  std::string subResource;  // e.g. "status"
+  std::string operation;    // CREATE | UPDATE | DELETE | CONNECT
+  std::string name;
+  std::string ns;
+  bool dryRun = false;
+  Json object;     // null when absent
+  Json oldObject;  // null when absent
+};
+
+// InvalidArgument for a body that is not a v1 AdmissionReview with a request and a uid.
+Result<AdmissionRequest> decodeAdmissionReview(std::string_view body);
+
+struct StatusCause {
+  std::string type;  // e.g. "FieldValueForbidden"
+  std::string field;
+  std::string message;
+};
+
+struct AdmissionResponse {
+  std::string uid;
+  bool allowed = true;
+  // For a denial: the HTTP-like code the API server reports (403, 422, 500) and its reason.
+  int code = 0;
+  std::string reason;
+  std::string message;
+  std::vector<StatusCause> causes;
+  std::optional<Json> patch;  // a JSON Patch (RFC 6902) array; omitted when nothing changed
+  std::vector<std::string> warnings;
+};
+
+AdmissionResponse allow(std::string uid);
+AdmissionResponse deny(std::string uid, int code, std::string reason, std::string message);
+
+// The AdmissionReview JSON the API server expects back (patch base64-encoded).
+std::string encodeAdmissionReview(const AdmissionResponse& response);
+
+// RFC 4648 base64, for the patch field.
+std::string base64Encode(std::string_view bytes);
+
+}  // namespace kvc::webhook

@@ -1,0 +1,57 @@
+#pragma once
+// The webhook server's routes: the two Pod admission endpoints, /healthz, /readyz and /metrics.
+//
+// Each admission route does transport only — POST, application/json, a decodable
+// AdmissionReview (400/405/415 otherwise) — then hands the request to its handler, echoes the
+// uid, and records latency and in-flight requests.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kvc/common/metrics.h"
+#include "kvc/webhook/pod_handlers.h"
+#include "kvc/webhook/server.h"
+
+namespace kvc::webhook {
+
+inline constexpr std::string_view kMutatePodPath = "/mutate-gpustack-worker-kvcache-core-v1-pod";
+inline constexpr std::string_view kValidatePodPath =
+    "/validate-gpustack-worker-kvcache-core-v1-pod";
+
+struct WebhookRoutes {
+  std::shared_ptr<PodMutator> mutator;
+  std::function<bool()> ready;  // caches synced and a certificate loaded
+  std::shared_ptr<MetricsRegistry> metrics;
+};
+
+// Declares the admission metric families on `metrics`.
+void describeAdmissionMetrics(MetricsRegistry& metrics);
+
+std::map<std::string, HttpHandler> makeRoutes(const WebhookRoutes& config);
+
+// An InjectionObserver that counts decisions by outcome and refusal reason.
+class InjectionMetrics : public InjectionObserver {
+public:
+  explicit InjectionMetrics(std::shared_ptr<MetricsRegistry> metrics);
+  void onInjection(const AdmissionRequest& request, const policy::Decision& decision,
+                   std::chrono::nanoseconds elapsed) override;
+
+private:
+  std::shared_ptr<MetricsRegistry> metrics_;
+};
+
+// Fans one decision out to several observers (metrics, Events, logs).
+class ObserverList : public InjectionObserver {
+public:
+  void add(std::shared_ptr<InjectionObserver> observer);
+  void onInjection(const AdmissionRequest& request, const policy::Decision& decision,
+                   std::chrono::nanoseconds elapsed) override;
+
+private:
+  std::vector<std::shared_ptr<InjectionObserver>> observers_;
+};
+
+}  // namespace kvc::webhook

@@ -1,0 +1,66 @@
+#include "kvc/webhook/pod_handlers.h"
+
+#include "kvc/policy/freeze.h"
+
+namespace kvc::webhook {
+
+PodMutator::PodMutator(std::shared_ptr<const policy::ClusterView> cluster,
+                       SettingsSource settings, std::shared_ptr<InjectionObserver> observer)
+    : cluster_(std::move(cluster)), settings_(std::move(settings)),
+      observer_(std::move(observer)) {}
+
+AdmissionResponse PodMutator::handle(const AdmissionRequest& request) const {
+  // Registered for CREATE on pods only; anything else reaching here is admitted untouched.
+  if (request.operation != "CREATE" || request.resource != "pods" ||
+      !request.subResource.empty() || !request.object.is_object()) {
+    return allow(request.uid);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::string ns = request.ns;
+  if (ns.empty()) {
+    ns = request.object.value(Json::json_pointer("/metadata/namespace"), std::string("default"));
+  }
+  policy::Decision decision = policy::inject(request.object, ns, *cluster_, settings_());
+  AdmissionResponse response = allow(request.uid);
+  switch (decision.verdict) {
+  case policy::Verdict::NotOptedIn:
+    break;
+  case policy::Verdict::Injected:
+    response.patch = Json::diff(request.object, decision.object);
+    break;
+  case policy::Verdict::Refused:
+    response = deny(request.uid, 403, "Forbidden", decision.refusal->message);
+    break;
+  case policy::Verdict::Failed:
+    // An outage, not an answer: the API server reports it as an internal error, never as
+    // "does not exist", and the Pod may be retried once the cluster can be read.
+    response = deny(request.uid, 500, "InternalError",
+                    "kvcache webhook could not resolve the Pod's Binding: " + decision.error +
+                        ". Fix: retry once the API server answers");
+    break;
+  }
+  if (observer_) {
+    observer_->onInjection(request, decision, std::chrono::steady_clock::now() - start);
+  }
+  return response;
+}
+
+AdmissionResponse validatePodUpdate(const AdmissionRequest& request) {
+  if (request.operation != "UPDATE" || request.resource != "pods" ||
+      !request.subResource.empty()) {
+    return allow(request.uid);
+  }
+  const std::vector<policy::FreezeViolation> violations =
+      policy::checkFreeze(request.oldObject, request.object);
+  if (violations.empty()) {
+    return allow(request.uid);
+  }
+  AdmissionResponse response =
+      deny(request.uid, 422, "Invalid", policy::freezeMessage(request.name, violations));
+  for (const policy::FreezeViolation& violation : violations) {
+    response.causes.push_back({"FieldValueForbidden", violation.field, violation.message});
+  }
+  return response;
+}
+
+}  // namespace kvc::webhook

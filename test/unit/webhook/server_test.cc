@@ -1,0 +1,201 @@
+// The HTTPS server against a real TLS client (libcurl): routing, limits, keep-alive, and a
+// certificate rotated on disk being picked up without dropping established connections.
+#include "kvc/webhook/server.h"
+
+#include <curl/curl.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "kvc/webhook/routes.h"
+
+namespace kvc::webhook {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A self-signed certificate for 127.0.0.1, written with the openssl command line.
+void makeCertificate(const fs::path& dir, const std::string& name) {
+  const std::string command =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=" + name +
+      " -addext subjectAltName=IP:127.0.0.1 -keyout '" + (dir / (name + ".key")).string() +
+      "' -out '" + (dir / (name + ".crt")).string() + "' >/dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+}
+
+void install(const fs::path& dir, const std::string& name) {
+  // Replace atomically, as a certificate manager does.
+  fs::copy_file(dir / (name + ".crt"), dir / "tls.crt.tmp", fs::copy_options::overwrite_existing);
+  fs::copy_file(dir / (name + ".key"), dir / "tls.key.tmp", fs::copy_options::overwrite_existing);
+  fs::rename(dir / "tls.key.tmp", dir / "tls.key");
+  fs::rename(dir / "tls.crt.tmp", dir / "tls.crt");
+}
+
+size_t collect(char* data, size_t size, size_t count, void* out) {
+  static_cast<std::string*>(out)->append(data, size * count);
+  return size * count;
+}
+
+struct Reply {
+  CURLcode result = CURLE_OK;
+  long status = 0;
+  long newConnections = 0;
+  std::string body;
+};
+
+class Client {
+public:
+  Client() : curl_(curl_easy_init()) {}
+  ~Client() { curl_easy_cleanup(curl_); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  Reply call(const std::string& url, const fs::path& ca, const std::string& body = {},
+             const std::string& contentType = "application/json") {
+    Reply reply;
+    curl_slist* headers = nullptr;
+    headers = curl_slist_append(headers, ("Content-Type: " + contentType).c_str());
+    curl_easy_setopt(curl_, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl_, CURLOPT_CAINFO, ca.c_str());
+    curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &reply.body);
+    if (!body.empty()) {
+      curl_easy_setopt(curl_, CURLOPT_POSTFIELDS, body.c_str());
+      curl_easy_setopt(curl_, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+    } else {
+      curl_easy_setopt(curl_, CURLOPT_HTTPGET, 1L);
+    }
+    reply.result = curl_easy_perform(curl_);
+    curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &reply.status);
+    curl_easy_getinfo(curl_, CURLINFO_NUM_CONNECTS, &reply.newConnections);
+    curl_slist_free_all(headers);
+    return reply;
+  }
+
+private:
+  CURL* curl_;
+};
+
+const char* kReview = R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+  "request": {"uid": "abc-123", "operation": "CREATE", "resource": {"resource": "pods"},
+  "namespace": "ns", "object": {"kind": "Pod", "metadata": {"name": "x"}}}})";
+
+class ServerTest : public testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kvc-server-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    makeCertificate(dir_, "first");
+    install(dir_, "first");
+    metrics_ = std::make_shared<MetricsRegistry>();
+    WebhookRoutes routes;
+    routes.mutator = std::make_shared<PodMutator>(std::make_shared<policy::ClusterSnapshot>(),
+                                                  [] { return api::Settings{}; });
+    routes.ready = [] { return true; };
+    routes.metrics = metrics_;
+    HttpsServer::Options options;
+    options.certFile = (dir_ / "tls.crt").string();
+    options.keyFile = (dir_ / "tls.key").string();
+    options.reloadInterval = std::chrono::milliseconds(50);
+    options.maxBodyBytes = 64 * 1024;
+    auto server = HttpsServer::start(options, makeRoutes(routes), metrics_);
+    ASSERT_TRUE(server.ok()) << server.status().message();
+    server_ = std::move(server).value();
+    base_ = "https://127.0.0.1:" + std::to_string(server_->port());
+  }
+  void TearDown() override {
+    server_.reset();
+    fs::remove_all(dir_);
+  }
+
+  fs::path dir_;
+  std::shared_ptr<MetricsRegistry> metrics_;
+  std::unique_ptr<HttpsServer> server_;
+  std::string base_;
+};
+
+TEST_F(ServerTest, AnswersAReviewEchoingTheUid) {
+  Client client;
+  const Reply reply = client.call(base_ + std::string(kMutatePodPath), dir_ / "first.crt", kReview);
+  ASSERT_EQ(reply.result, CURLE_OK) << curl_easy_strerror(reply.result);
+  EXPECT_EQ(reply.status, 200);
+  const Json review = Json::parse(reply.body);
+  EXPECT_EQ(review["response"]["uid"], "abc-123");
+  EXPECT_EQ(review["response"]["allowed"], true);
+}
+
+TEST_F(ServerTest, ServesProbesAndMetrics) {
+  Client client;
+  EXPECT_EQ(client.call(base_ + "/healthz", dir_ / "first.crt").status, 200);
+  EXPECT_EQ(client.call(base_ + "/readyz", dir_ / "first.crt").status, 200);
+  client.call(base_ + std::string(kValidatePodPath), dir_ / "first.crt", kReview);
+  const Reply metrics = client.call(base_ + "/metrics", dir_ / "first.crt");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("kvcache_admission_requests_total{"), std::string::npos);
+  EXPECT_NE(metrics.body.find("kvcache_admission_duration_seconds_bucket{"), std::string::npos);
+  EXPECT_EQ(client.call(base_ + "/nope", dir_ / "first.crt").status, 404);
+}
+
+TEST_F(ServerTest, RefusesWrongContentTypeBadBodiesAndOversizedBodies) {
+  Client client;
+  const std::string url = base_ + std::string(kMutatePodPath);
+  EXPECT_EQ(client.call(url, dir_ / "first.crt", kReview, "text/plain").status, 415);
+  EXPECT_EQ(client.call(url, dir_ / "first.crt", "{\"kind\": \"x\"}").status, 400);
+  EXPECT_EQ(client.call(url, dir_ / "first.crt").status, 405);
+  const std::string huge(128 * 1024, ' ');
+  EXPECT_EQ(client.call(url, dir_ / "first.crt", huge).status, 413);
+}
+
+TEST_F(ServerTest, KeepsConnectionsAlive) {
+  Client client;
+  const std::string url = base_ + std::string(kMutatePodPath);
+  EXPECT_EQ(client.call(url, dir_ / "first.crt", kReview).newConnections, 1);
+  EXPECT_EQ(client.call(url, dir_ / "first.crt", kReview).newConnections, 0);
+  EXPECT_EQ(client.call(url, dir_ / "first.crt", kReview).newConnections, 0);
+}
+
+TEST_F(ServerTest, PicksUpARotatedCertificateWithoutDroppingConnections) {
+  const std::string url = base_ + std::string(kMutatePodPath);
+  Client established;
+  ASSERT_EQ(established.call(url, dir_ / "first.crt", kReview).status, 200);
+
+  makeCertificate(dir_, "second");
+  install(dir_, "second");
+  Reply fresh;
+  for (int i = 0; i < 100; ++i) {  // up to 5 s for the 50 ms reload tick
+    Client client;
+    fresh = client.call(url, dir_ / "second.crt", kReview);
+    if (fresh.result == CURLE_OK) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(fresh.result, CURLE_OK) << "new connections never saw the rotated certificate";
+  EXPECT_EQ(fresh.status, 200);
+  Client stale;
+  EXPECT_NE(stale.call(url, dir_ / "first.crt", kReview).result, CURLE_OK)
+      << "new connections still get the old certificate";
+
+  // The connection accepted before the rotation is still served, without reconnecting.
+  const Reply again = established.call(url, dir_ / "first.crt", kReview);
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.newConnections, 0);
+  EXPECT_EQ(metrics_->value("kvcache_webhook_certificate_reloads_total", {{"result", "success"}}),
+            1);
+}
+
+TEST(ServerStart, RefusesAMissingCertificate) {
+  HttpsServer::Options options;
+  options.certFile = "/nonexistent/tls.crt";
+  options.keyFile = "/nonexistent/tls.key";
+  auto server = HttpsServer::start(options, {}, nullptr);
+  ASSERT_FALSE(server.ok());
+  EXPECT_NE(server.status().message().find("/nonexistent/tls.crt"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kvc::webhook
