@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   app.fallthrough(false);
   kvc::cmd::addInjectCommand(app);
   kvc::cmd::addCheckInjectCommand(app);
-  // kvc::cmd::addStoreCommand(app);  // STORE-WIRING
+  kvc::cmd::addOperatorCommand(app);
+  kvc::cmd::addStoreCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

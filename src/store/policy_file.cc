@@ -239,8 +239,12 @@ Result<std::vector<TenantPolicy>> parsePolicyFile(std::string_view text) {
         return bytes.status().withContext(where);
       }
       tenant.quota_bytes = *bytes;
+    } else if (quota->is_number_float()) {
+      return invalidArgument(where + ": quota " + quota->dump() +
+                             " is not a whole number of bytes in 1..2^63-1");
     } else {
-      return invalidArgument(where + ": `quota` must be a whole number of bytes or N{B,KB,MB,GB,TB}");
+      return invalidArgument(where +
+                             ": `quota` must be a whole number of bytes or N{B,KB,MB,GB,TB}");
     }
     tenants.push_back(std::move(tenant));
   }

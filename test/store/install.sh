@@ -5,7 +5,7 @@
 # check out is left alone.
 #
 # usage: install.sh [--check] [--force] [--version V]
-#   --check     exit 0 if the venv is installed and its binaries load, 1 otherwise (installs nothing)
+#   --check     exit 0 if the venv is installed and its binaries load, else 1 (installs nothing)
 #   --force     reinstall the venv even when it is present
 #   --version   another wheel version (e.g. 0.3.12.post1, for capture-fixtures.sh); also
 #               KVC_MOONCAKE_VERSION
@@ -32,7 +32,10 @@ die() { log "ERROR: $*"; exit 1; }
 
 STAMP=$KVC_MOONCAKE_DIR/.stamp
 STAMP_ID="$KVC_MOONCAKE_PACKAGE==$KVC_MOONCAKE_VERSION"
-PKG_DIR() { "$KVC_MOONCAKE_VENV/bin/python" -c 'import mooncake, os; print(os.path.dirname(mooncake.__file__))'; }
+PKG_DIR() {
+  "$KVC_MOONCAKE_VENV/bin/python" -c \
+    'import mooncake, os; print(os.path.dirname(mooncake.__file__))'
+}
 # Extra library directories the binaries need (written by this script, read by store.sh).
 LIBPATH_FILE=$KVC_MOONCAKE_DIR/ld-library-path
 extra_libpath() { [ -f "$LIBPATH_FILE" ] && cat "$LIBPATH_FILE" || true; }
@@ -59,8 +62,8 @@ binaries_load() {
 
 is_installed() {
   [ -f "$STAMP" ] && grep -qx "id=$STAMP_ID" "$STAMP" || return 1
-  [ -x "$KVC_MOONCAKE_VENV/bin/mooncake_master" ] && [ -x "$KVC_MOONCAKE_VENV/bin/mooncake_client" ] \
-    || return 1
+  [ -x "$KVC_MOONCAKE_VENV/bin/mooncake_master" ] || return 1
+  [ -x "$KVC_MOONCAKE_VENV/bin/mooncake_client" ] || return 1
   [ -z "$(missing_apt_packages)" ] || return 1
   binaries_load
 }
@@ -127,7 +130,7 @@ if grep -q 'libcudart.so.12 => not found' <<<"$deps"; then
   "$KVC_MOONCAKE_VENV/bin/pip" install --disable-pip-version-check --no-input -q \
     nvidia-cuda-runtime-cu12 >&2
   "$KVC_MOONCAKE_VENV/bin/python" -c \
-    'import nvidia.cuda_runtime, os; print(os.path.join(list(nvidia.cuda_runtime.__path__)[0], "lib"))' \
+    'import nvidia.cuda_runtime as r, os; print(os.path.join(list(r.__path__)[0], "lib"))' \
     > "$LIBPATH_FILE"
 fi
 

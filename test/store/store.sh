@@ -24,11 +24,13 @@
 # runs when the wheel is not installed yet.
 #
 # DIR/env defines KVC_STORE_DIR, KVC_STORE_VERSION, KVC_STORE_VENV, KVC_STORE_PYTHON,
-# KVC_STORE_LD_LIBRARY_PATH, KVC_STORE_ADMIN (host:port of the admin/metrics HTTP server),
-# KVC_STORE_RPC (host:port of the master RPC), KVC_STORE_MULTI_TENANCY (1|0),
+# KVC_STORE_BIN_DIR, KVC_STORE_LD_LIBRARY_PATH, KVC_STORE_ADMIN (host:port of the admin/metrics
+# HTTP server), KVC_STORE_RPC (host:port of the master RPC), KVC_STORE_MULTI_TENANCY (1|0),
 # KVC_STORE_POLICY_FILE, KVC_STORE_CLIENT_TTL, KVC_STORE_MASTER_PID, KVC_STORE_MEMBERS,
 # KVC_STORE_SEGMENT_BYTES and, per member i, KVC_STORE_MEMBER_<i>_PID, KVC_STORE_MEMBER_<i>_PORT
-# (its RPC port) and KVC_STORE_MEMBER_<i>_SEGMENT (its segment name, host:port).
+# (its RPC port) and KVC_STORE_MEMBER_<i>_SEGMENT (its segment name, host:port). Every process
+# of the store carries KVC_STORE_INSTANCE=DIR in its environment, which `down` also uses to find
+# any process whose pid was not recorded.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=paths.sh
@@ -73,7 +75,22 @@ DIR=$(cd "$DIR" && pwd)
 ENV_FILE=$DIR/env
 
 log() { printf '[store %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+UP_STARTED=0
+die() {
+  log "ERROR: $*"
+  if [ "$UP_STARTED" = 1 ]; then
+    # A failed start leaves nothing running, and says why in ctest's output.
+    local f
+    for f in "$DIR"/master.log "$DIR"/member-*.log; do
+      [ -f "$f" ] || continue
+      log "---- last lines of $f"
+      grep -v 'Master Admin Metrics' "$f" | tail -n 15 >&2 || true
+    done
+    UP_STARTED=0
+    cmd_down || true
+  fi
+  exit 1
+}
 
 # "256MiB", "256MB", "1G", "1048576" -> bytes (binary units: Mooncake reads "MB" as 2^20).
 to_bytes() {
@@ -89,13 +106,50 @@ to_bytes() {
   esac
 }
 
-# True when PID is alive and is a Mooncake process (guards against a recycled pid).
+# True when PID exists and has not exited (a zombie has).
+is_alive() {
+  local pid=$1 state
+  [ -n "$pid" ] && [ -e "/proc/$pid" ] || return 1
+  state=$(sed -n 's/^[0-9]* (.*) \(.\).*/\1/p' "/proc/$pid/stat" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
+
+# True when PID is alive and was started by this store: it carries KVC_STORE_INSTANCE=$DIR in
+# its environment (guards against a recycled pid).
 is_ours() {
   local pid=$1
-  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
-  grep -qa 'mooncake_' "/proc/$pid/cmdline" 2>/dev/null || return 1
-  # A zombie has exited already.
-  [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]
+  is_alive "$pid" || return 1
+  grep -qaxz -- "KVC_STORE_INSTANCE=$DIR" "/proc/$pid/environ" 2>/dev/null
+}
+
+# Pids of every live process of this store, recorded or not (a safety net for `down`).
+instance_pids() {
+  local f pid
+  for f in /proc/[0-9]*/environ; do
+    pid=${f#/proc/}
+    pid=${pid%/environ}
+    [ "$pid" != $$ ] || continue
+    if grep -qaxz -- "KVC_STORE_INSTANCE=$DIR" "$f" 2>/dev/null && is_alive "$pid"; then
+      echo "$pid"
+    fi
+  done
+}
+
+# launch LOG BINARY ARGS...: starts BINARY in a session of its own, detached from the caller
+# (stdin /dev/null, output appended to LOG), marked with KVC_STORE_INSTANCE=$DIR, and sets
+# LAUNCHED_PID to its pid. Python's setsid()+execv() keeps the pid, unlike setsid(1), which forks
+# when the caller leads a process group; the packaged binary is exec'd directly.
+launch() {
+  local log=$1
+  shift
+  KVC_STORE_INSTANCE=$DIR LD_LIBRARY_PATH=$KVC_STORE_LD_LIBRARY_PATH "$KVC_STORE_PYTHON" -c '
+import os, sys
+try:
+    os.setsid()
+except OSError:
+    pass  # already a group leader: its own group is detached enough
+os.execv(sys.argv[1], sys.argv[1:])' "$@" </dev/null >>"$log" 2>&1 &
+  LAUNCHED_PID=$!
 }
 
 stop_pid() {
@@ -106,13 +160,13 @@ stop_pid() {
   log "stopping $name (pid $pid)"
   kill -TERM "$pid" 2>/dev/null || true
   for i in $(seq 100); do
-    is_ours "$pid" || return 0
+    is_alive "$pid" || return 0
     sleep 0.1
   done
   log "$name (pid $pid) ignored SIGTERM for 10 s; SIGKILL"
   kill -KILL "$pid" 2>/dev/null || true
   for i in $(seq 50); do
-    is_ours "$pid" || return 0
+    is_alive "$pid" || return 0
     sleep 0.1
   done
   die "$name (pid $pid) did not exit"
@@ -180,6 +234,7 @@ write_env() {
     printf "KVC_STORE_VERSION='%s'\n" "$KVC_STORE_VERSION"
     printf "KVC_STORE_VENV='%s'\n" "$KVC_STORE_VENV"
     printf "KVC_STORE_PYTHON='%s'\n" "$KVC_STORE_PYTHON"
+    printf "KVC_STORE_BIN_DIR='%s'\n" "$KVC_STORE_BIN_DIR"
     printf "KVC_STORE_LD_LIBRARY_PATH='%s'\n" "$KVC_STORE_LD_LIBRARY_PATH"
     printf "KVC_STORE_ADMIN='%s'\n" "$KVC_STORE_ADMIN"
     printf "KVC_STORE_RPC='%s'\n" "$KVC_STORE_RPC"
@@ -203,19 +258,34 @@ start_member_process() {
   local i=$1 port seg pid
   port=KVC_STORE_MEMBER_${i}_PORT seg=KVC_STORE_MEMBER_${i}_SEGMENT
   # --host with a port pins the segment name, so a restarted member comes back under its name.
-  setsid env LD_LIBRARY_PATH="$KVC_STORE_LD_LIBRARY_PATH" \
-    "$KVC_STORE_VENV/bin/mooncake_client" \
+  launch "$DIR/member-$i.log" "$KVC_STORE_BIN_DIR/mooncake_client" \
     --host="${!seg}" --port="${!port}" --master_server_address="$KVC_STORE_RPC" \
     --metadata_server=P2PHANDSHAKE --protocol=tcp --device_names= \
-    --global_segment_size="$KVC_STORE_SEGMENT_BYTES" --local_buffer_size=0 \
-    </dev/null >>"$DIR/member-$i.log" 2>&1 &
-  pid=$!
+    --global_segment_size="$KVC_STORE_SEGMENT_BYTES" --local_buffer_size=0
+  pid=$LAUNCHED_PID
   printf -v "KVC_STORE_MEMBER_${i}_PID" '%s' "$pid"
   echo "$pid" >"$DIR/member-$i.pid"
   log "member $i: pid $pid, segment ${!seg} ($KVC_STORE_SEGMENT_BYTES bytes), rpc port ${!port}"
 }
 
-# wait_member_listed I: until member I's segment is listed with its full size.
+# start_member I: launch member I and wait until it is listed; a member that exits during its
+# start (a port race in the transfer engine's range, say) is started again, up to 3 times.
+start_member() {
+  local i=$1 attempt rc
+  for attempt in 1 2 3; do
+    start_member_process "$i"
+    write_env
+    rc=0
+    wait_member_listed "$i" || rc=$?
+    [ $rc = 0 ] && return 0
+    [ $rc = 2 ] || die "member $i: waiting for its segment failed"
+    log "member $i: start attempt $attempt failed; retrying"
+  done
+  die "member $i did not start after 3 attempts; log: $DIR/member-$i.log"
+}
+
+# wait_member_listed I: until member I's segment is listed with its full size; returns 2 when the
+# member exited first.
 wait_member_listed() {
   local i=$1 seg pid deadline got
   seg=KVC_STORE_MEMBER_${i}_SEGMENT pid=KVC_STORE_MEMBER_${i}_PID
@@ -223,9 +293,10 @@ wait_member_listed() {
   while :; do
     got=$(listed_segments "${!seg}")
     [ "$got" = "1 $KVC_STORE_SEGMENT_BYTES" ] && return 0
-    if ! is_ours "${!pid}"; then
-      tail -n 20 "$DIR/member-$i.log" >&2 || true
-      die "member $i (pid ${!pid}) exited before its segment was listed; log: $DIR/member-$i.log"
+    if ! is_alive "${!pid}"; then
+      log "member $i (pid ${!pid}) exited before its segment was listed; log: $DIR/member-$i.log"
+      grep -v '^I' "$DIR/member-$i.log" | tail -n 10 >&2 || true
+      return 2
     fi
     [ "$(date +%s)" -lt "$deadline" ] || die "member $i's segment ${!seg} not listed within \
 ${TIMEOUT}s (listing: $got); log: $DIR/member-$i.log"
@@ -241,7 +312,7 @@ start_master() {
   # --metrics_host exists from 0.3.13 on; 0.3.12.x binds the admin port on every interface and
   # exits on the unknown flag.
   local flags
-  flags=$(LD_LIBRARY_PATH="$KVC_STORE_LD_LIBRARY_PATH" "$KVC_STORE_VENV/bin/mooncake_master" \
+  flags=$(LD_LIBRARY_PATH="$KVC_STORE_LD_LIBRARY_PATH" "$KVC_STORE_BIN_DIR/mooncake_master" \
     --helpfull 2>&1 || true)
   if grep -q -- '-metrics_host ' <<<"$flags"; then
     args+=(--metrics_host=127.0.0.1)
@@ -252,19 +323,23 @@ start_master() {
     args+=(--enable_multi_tenants=true --tenant_quota_connector_type=file
       --tenant_quota_connector_uri="$KVC_STORE_POLICY_FILE")
   fi
-  printf '%q ' "$KVC_STORE_VENV/bin/mooncake_master" "${args[@]}" >"$DIR/master.cmdline"
-  setsid env LD_LIBRARY_PATH="$KVC_STORE_LD_LIBRARY_PATH" \
-    "$KVC_STORE_VENV/bin/mooncake_master" "${args[@]}" </dev/null >>"$DIR/master.log" 2>&1 &
-  KVC_STORE_MASTER_PID=$!
+  printf '%q ' "$KVC_STORE_BIN_DIR/mooncake_master" "${args[@]}" >"$DIR/master.cmdline"
+  launch "$DIR/master.log" "$KVC_STORE_BIN_DIR/mooncake_master" "${args[@]}"
+  KVC_STORE_MASTER_PID=$LAUNCHED_PID
   echo "$KVC_STORE_MASTER_PID" >"$DIR/master.pid"
 }
 
 cmd_up() {
-  if [ -f "$ENV_FILE" ]; then
-    log "a store is recorded in $DIR; stopping it first"
+  if [ -f "$ENV_FILE" ] || [ -n "$(instance_pids)" ]; then
+    log "a store is recorded or running in $DIR; stopping it first"
     cmd_down
   fi
-  rm -f "$ENV_FILE" "$DIR"/*.pid "$DIR"/*.log "$DIR/master.cmdline"
+  rm -f "$ENV_FILE" "$DIR"/*.pid "$DIR"/*.log.prev "$DIR/master.cmdline"
+  local old_log
+  for old_log in "$DIR"/*.log; do
+    [ -f "$old_log" ] && mv -f "$old_log" "$old_log.prev"
+  done
+  UP_STARTED=1
   [[ $MEMBERS =~ ^[0-9]+$ ]] || die "--members must be a whole number, got '$MEMBERS'"
   local seg_bytes
   seg_bytes=$(to_bytes "$SEGMENT") || die "--segment: cannot read '$SEGMENT' as a size"
@@ -278,6 +353,10 @@ cmd_up() {
   KVC_STORE_VERSION=$KVC_MOONCAKE_VERSION
   KVC_STORE_VENV=$KVC_MOONCAKE_VENV
   KVC_STORE_PYTHON=$KVC_MOONCAKE_VENV/bin/python
+  # The packaged binaries (the venv's console scripts are Python wrappers that exec them).
+  KVC_STORE_BIN_DIR=$("$KVC_STORE_PYTHON" -c \
+    'import mooncake, os; print(os.path.dirname(mooncake.__file__))') \
+    || die "cannot locate the mooncake package in $KVC_STORE_VENV"
   KVC_STORE_LD_LIBRARY_PATH=$(cat "$KVC_MOONCAKE_DIR/ld-library-path" 2>/dev/null || true)
   KVC_STORE_MULTI_TENANCY=$MULTI_TENANCY
   KVC_STORE_POLICY_FILE=
@@ -307,11 +386,11 @@ cmd_up() {
     local deadline=$(( $(date +%s) + TIMEOUT )) up=0
     while [ "$(date +%s)" -lt "$deadline" ]; do
       if service_ready; then up=1; break; fi
-      is_ours "$KVC_STORE_MASTER_PID" || break
+      is_alive "$KVC_STORE_MASTER_PID" || break
       sleep 0.05
     done
     [ $up = 1 ] && break
-    if is_ours "$KVC_STORE_MASTER_PID"; then
+    if is_alive "$KVC_STORE_MASTER_PID"; then
       stop_pid "$KVC_STORE_MASTER_PID" master
       die "master not service_ready within ${TIMEOUT}s; log: $DIR/master.log"
     fi
@@ -322,37 +401,33 @@ cmd_up() {
   log "master ready (pid $KVC_STORE_MASTER_PID) after $(( ($(date +%s%N) - start) / 1000000 )) ms"
 
   for ((i = 0; i < MEMBERS; i++)); do
-    start_member_process "$i"
-    write_env
-  done
-  for ((i = 0; i < MEMBERS; i++)); do
-    wait_member_listed "$i"
+    start_member "$i"
   done
   local got
   got=$(listed_segments)
   [ "$got" = "$MEMBERS $((MEMBERS * seg_bytes))" ] \
     || die "listing shows '$got' (count bytes), expected '$MEMBERS $((MEMBERS * seg_bytes))'"
+  UP_STARTED=0
   log "store up in $(( ($(date +%s%N) - start) / 1000000 )) ms: $MEMBERS member(s)," \
     "capacity $((MEMBERS * seg_bytes)) bytes; env: $ENV_FILE"
 }
 
 cmd_down() {
   local i pid
-  if [ ! -f "$ENV_FILE" ]; then
-    # Nothing recorded as a whole; still honour stray pid files of a start that failed early.
-    for pid in "$DIR"/*.pid; do
-      [ -f "$pid" ] && stop_pid "$(cat "$pid")" "$(basename "$pid" .pid)"
+  if [ -f "$ENV_FILE" ]; then
+    load_env
+    for ((i = 0; i < KVC_STORE_MEMBERS; i++)); do
+      pid=KVC_STORE_MEMBER_${i}_PID
+      stop_pid "${!pid}" "member $i"
     done
-    rm -f "$DIR"/*.pid
-    log "no store recorded in $DIR"
-    return 0
+    stop_pid "$KVC_STORE_MASTER_PID" master
   fi
-  load_env
-  for ((i = 0; i < KVC_STORE_MEMBERS; i++)); do
-    pid=KVC_STORE_MEMBER_${i}_PID
-    stop_pid "${!pid}" "member $i"
+  # Anything else this store started (a start that failed half-way, a pid file lost): found by
+  # its KVC_STORE_INSTANCE marker, stopped by pid.
+  for pid in $(instance_pids); do
+    log "process $pid of this store was not recorded; stopping it"
+    stop_pid "$pid" "process $pid"
   done
-  stop_pid "$KVC_STORE_MASTER_PID" master
   rm -f "$ENV_FILE" "$DIR"/*.pid
   log "store in $DIR stopped (logs kept)"
 }
@@ -387,9 +462,18 @@ case $CMD in
       stop_pid "${!pid}" "member $MEMBER_INDEX"
     else
       is_ours "${!pid}" && die "member $MEMBER_INDEX is running (pid ${!pid})"
-      start_member_process "$MEMBER_INDEX"
-      write_env
-      wait_member_listed "$MEMBER_INDEX"
+      # Its previous mount stays listed until the master expires it (--client_ttl): wait, so
+      # that the listing seen next is the new mount's.
+      seg=KVC_STORE_MEMBER_${MEMBER_INDEX}_SEGMENT
+      deadline=$(( $(date +%s) + KVC_STORE_CLIENT_TTL + 30 ))
+      if [ "$(listed_segments "${!seg}")" != "0 0" ]; then
+        log "member $MEMBER_INDEX: waiting for its previous mount to expire"
+      fi
+      while [ "$(listed_segments "${!seg}")" != "0 0" ]; do
+        [ "$(date +%s)" -lt "$deadline" ] || die "the previous mount of ${!seg} did not expire"
+        sleep 0.2
+      done
+      start_member "$MEMBER_INDEX"
       log "member $MEMBER_INDEX listed again"
     fi
     ;;

@@ -36,7 +36,7 @@ enum class StoreErrorKind {
   TenantNotFound,        // 404, -704 OBJECT_NOT_FOUND: the only "absent" answer
   TenantNotEmpty,        // 409, -1702 TENANT_NOT_EMPTY: the policy was restored
   TransientState,        // 409, -1010 UNAVAILABLE_IN_CURRENT_STATUS: retry
-  PersistFailed,         // 500, -1503 PERSISTENT_FAIL: the connector could not save; nothing applied
+  PersistFailed,         // 500, -1503 PERSISTENT_FAIL: not saved by the connector, not applied
 };
 
 // "TenantNotEmpty", ... (stable; used in logs and JSON output).
