@@ -23,9 +23,9 @@ int main(int argc, char** argv) {
   }
   auto snapshot = std::make_shared<kvc::policy::ClusterSnapshot>(std::move(cluster->snapshot));
   const kvc::api::Settings settings = cluster->settings;
-  auto metrics = std::make_shared<kvc::MetricsRegistry>();
+  kvc::runtime::Registry metrics;
   kvc::webhook::WebhookRoutes routes;
-  routes.metrics = metrics;
+  routes.metrics = &metrics;
   routes.ready = [] { return true; };
   routes.mutator = std::make_shared<kvc::webhook::PodMutator>(
       snapshot, [settings] { return settings; },
@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   options.certFile = argv[2];
   options.keyFile = argv[3];
   options.threads = std::atoi(argv[4]);
-  auto server = kvc::webhook::HttpsServer::start(options, kvc::webhook::makeRoutes(routes), metrics);
+  auto server =
+      kvc::webhook::HttpsServer::start(options, kvc::webhook::makeRoutes(routes), &metrics);
   if (!server.ok()) {
     std::cerr << server.status().message() << "\n";
     return 1;

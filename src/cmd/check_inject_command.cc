@@ -3,7 +3,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "internal/cluster_file.h"
+#include "internal/cluster_source.h"
 #include "internal/injection_run.h"
 #include "kvc/cmd/commands.h"
 #include "kvc/policy/keys.h"
@@ -13,7 +13,7 @@ namespace {
 
 struct CheckOptions {
   std::string file;
-  std::string cluster;
+  ClusterSourceOptions source;
   std::string ns = "default";
 };
 
@@ -150,12 +150,12 @@ void explainRefused(std::ostream& out, const SiteOutcome& site, const std::strin
 }
 
 int runCheck(const CheckOptions& options) {
-  auto cluster = loadClusterFile(options.cluster);
+  auto cluster = openClusterSource(options.source);
   if (!cluster.ok()) {
     std::cerr << "kvcache check-inject: " << cluster.status().message() << "\n";
-    return kExitBadInput;
+    return cluster.status().code() == StatusCode::InvalidArgument ? kExitBadInput : kExitFailure;
   }
-  auto outcomes = runInjection(options.file, cluster->snapshot, cluster->settings, options.ns);
+  auto outcomes = runInjection(options.file, *cluster->view, cluster->settings, options.ns);
   if (!outcomes.ok()) {
     std::cerr << "kvcache check-inject: " << outcomes.status().message() << "\n";
     return kExitBadInput;
@@ -212,10 +212,7 @@ void addCheckInjectCommand(CLI::App& app) {
   command->add_option("-f,--filename", options->file,
                       "Manifest to explain: YAML or JSON, one or more documents, - for stdin")
       ->required();
-  command->add_option("--cluster", options->cluster,
-                      "YAML/JSON documents standing in for the cluster (see kvcache inject)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  addClusterSourceOptions(*command, options->source);
   command->add_option("-n,--namespace", options->ns,
                       "Namespace of objects that do not name one")
       ->capture_default_str();

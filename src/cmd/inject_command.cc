@@ -1,7 +1,7 @@
 // kvcache inject: the webhook's decision, offline (DESIGN.md §5).
 #include <iostream>
 
-#include "internal/cluster_file.h"
+#include "internal/cluster_source.h"
 #include "internal/injection_run.h"
 #include "kvc/cmd/commands.h"
 
@@ -10,21 +10,21 @@ namespace {
 
 struct InjectOptions {
   std::string file;
-  std::string cluster;
+  ClusterSourceOptions source;
   std::string output = "yaml";
   std::string ns = "default";
 };
 
 int runInject(const InjectOptions& options) {
-  auto cluster = loadClusterFile(options.cluster);
+  auto cluster = openClusterSource(options.source);
   if (!cluster.ok()) {
     std::cerr << "kvcache inject: " << cluster.status().message() << "\n";
-    return kExitBadInput;
+    return cluster.status().code() == StatusCode::InvalidArgument ? kExitBadInput : kExitFailure;
   }
   for (const std::string& warning : cluster->warnings) {
     std::cerr << "kvcache inject: warning: " << warning << "\n";
   }
-  auto outcomes = runInjection(options.file, cluster->snapshot, cluster->settings, options.ns);
+  auto outcomes = runInjection(options.file, *cluster->view, cluster->settings, options.ns);
   if (!outcomes.ok()) {
     std::cerr << "kvcache inject: " << outcomes.status().message() << "\n";
     return kExitBadInput;
@@ -59,19 +59,15 @@ void addInjectCommand(CLI::App& app) {
       "templates injected, everything else unchanged.\n"
       "Exit codes: 0 every document printed; 3 a document was refused (nothing is printed, each "
       "refusal goes to stderr prefixed by its kind/namespace/name); 2 bad input; 1 the cluster "
-      "state could not be read.");
+      "state could not be read.\nResolves against --cluster FILE, or the live cluster of "
+      "--kubeconfig exactly as the webhook does.");
   command->add_option("-f,--filename", options->file,
                       "Manifest to inject: YAML or JSON, one or more documents, - for stdin. "
                       "Pods and the pod templates of Deployment, StatefulSet, DaemonSet, "
                       "ReplicaSet, ReplicationController, Job and CronJob are injected; "
                       "other kinds pass through")
       ->required();
-  command->add_option("--cluster", options->cluster,
-                      "YAML/JSON documents standing in for the cluster: KVCacheBackend, "
-                      "KVCachePool and KVCachePoolBinding objects with their status, and "
-                      "optionally the gpustack-settings ConfigMap")
-      ->required()
-      ->check(CLI::ExistingFile);
+  addClusterSourceOptions(*command, options->source);
   command->add_option("-o,--output", options->output,
                       "Output format: yaml (documents separated by ---) or json (one object for "
                       "one document, a v1 List for several)")

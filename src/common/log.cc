@@ -17,7 +17,7 @@ Status initLogging(std::string_view level, LogFormat format) {
   auto logger = spdlog::stderr_color_mt("kvcache");
   spdlog::set_default_logger(logger);
   spdlog::set_level(parsed);
-  if (format == LogFormat::Json) {
+  if (format == LogFormat::JsonLines) {
     spdlog::set_pattern(
         R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","thread":%t,"msg":"%v"})",
         spdlog::pattern_time_type::utc);

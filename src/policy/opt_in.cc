@@ -1,5 +1,6 @@
 #include "kvc/policy/opt_in.h"
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -37,14 +38,18 @@ std::string acceptedList() {
 
 // Every problem of the annotation vocabulary, in one refusal: a typo and a stray record are
 // fixed in one edit rather than one round trip each.
+// Problems are listed by key, so the message does not depend on the order the annotations
+// arrive in (the API server sends them sorted; a manifest need not be).
 std::optional<Refusal> checkVocabulary(const Json& annotations) {
-  std::vector<std::string> problems;
-  std::optional<RefusalReason> first;
+  struct Problem {
+    std::string key;
+    RefusalReason reason;
+    std::string text;
+  };
+  std::vector<Problem> problems;
+  std::string current;
   auto note = [&](RefusalReason reason, std::string text) {
-    if (!first) {
-      first = reason;
-    }
-    problems.push_back(std::move(text));
+    problems.push_back({current, reason, std::move(text)});
   };
   if (!annotations.is_object()) {
     return std::nullopt;
@@ -60,6 +65,7 @@ std::optional<Refusal> checkVocabulary(const Json& annotations) {
     if (accepted) {
       continue;
     }
+    current = key;
     if (key == kAnnotationDomain) {
       note(RefusalReason::DomainAnnotation,
            "annotation " + inQuotes(key) +
@@ -89,12 +95,14 @@ std::optional<Refusal> checkVocabulary(const Json& annotations) {
   if (problems.empty()) {
     return std::nullopt;
   }
+  std::sort(problems.begin(), problems.end(),
+            [](const Problem& a, const Problem& b) { return a.key < b.key; });
   std::string message;
-  for (const std::string& problem : problems) {
+  for (const Problem& problem : problems) {
     message += message.empty() ? "" : "; ";
-    message += problem;
+    message += problem.text;
   }
-  return Refusal{*first, std::move(message)};
+  return Refusal{problems.front().reason, std::move(message)};
 }
 
 Refusal engineRefusal(const std::string* value) {

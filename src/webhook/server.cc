@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <array>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -67,9 +68,8 @@ Result<std::shared_ptr<ssl::context>> loadTlsContext(const std::string& certFile
 
 class HttpsServer::Impl {
 public:
-  Impl(Options options, std::map<std::string, HttpHandler> routes,
-       std::shared_ptr<MetricsRegistry> metrics)
-      : options_(std::move(options)), routes_(std::move(routes)), metrics_(std::move(metrics)),
+  Impl(Options options, std::map<std::string, HttpHandler> routes, runtime::Registry* metrics)
+      : options_(std::move(options)), routes_(std::move(routes)), metrics_(metrics),
         acceptor_(io_), reloadTimer_(io_) {}
 
   Status listen() {
@@ -165,10 +165,19 @@ private:
   void accept();
   void scheduleReload();
   void reloadIfChanged();
+  void countReload(const std::string& result) {
+    if (metrics_ != nullptr) {
+      metrics_
+          ->counter("kvcache_webhook_certificate_reloads_total",
+                    "Certificate reloads after the files changed on disk, by result.", {"result"})
+          .with({result})
+          .inc();
+    }
+  }
 
   Options options_;
   std::map<std::string, HttpHandler> routes_;
-  std::shared_ptr<MetricsRegistry> metrics_;
+  runtime::Registry* metrics_;  // may be null
   asio::io_context io_;
   tcp::acceptor acceptor_;
   asio::steady_timer reloadTimer_;
@@ -222,6 +231,7 @@ private:
       return;
     }
     if (ec == http::error::body_limit) {
+      draining_ = true;  // answer, then read what the client still sends before closing
       respond({413, "text/plain", "request body too large\n"}, false);
       return;
     }
@@ -253,10 +263,27 @@ private:
                         }
                         if (reply->keep_alive()) {
                           self->read();
+                        } else if (self->draining_) {
+                          self->drain();
                         } else {
                           self->close();
                         }
                       });
+  }
+
+  // Lingering close (as web servers do after an early answer): a client still sending the rest
+  // of an oversized body would otherwise get a reset instead of reading the 413.
+  void drain() {
+    beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(2));
+    stream_.async_read_some(asio::buffer(scratch_),
+                            [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->drained_ > kMaxDrainBytes) {
+                                self->close();
+                              } else {
+                                self->drain();
+                              }
+                            });
   }
 
   void close() {
@@ -274,6 +301,10 @@ private:
   std::shared_ptr<ssl::context> context_;  // keeps the certificate this connection was given
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  static constexpr std::size_t kMaxDrainBytes = 64 * 1024 * 1024;
+  bool draining_ = false;
+  std::size_t drained_ = 0;
+  std::array<char, 16384> scratch_{};
 };
 
 }  // namespace
@@ -324,9 +355,7 @@ void HttpsServer::Impl::reloadIfChanged() {
     // A half-written pair (certificate renewed, key not yet) is retried on the next tick.
     spdlog::warn("TLS certificate changed but could not be loaded, keeping the previous one: {}",
                  context.status().message());
-    if (metrics_) {
-      metrics_->increment("kvcache_webhook_certificate_reloads_total", {{"result", "failure"}});
-    }
+    countReload("failure");
     return;
   }
   {
@@ -336,9 +365,7 @@ void HttpsServer::Impl::reloadIfChanged() {
   certStamp_ = cert;
   keyStamp_ = key;
   spdlog::info("TLS certificate reloaded from {}", options_.certFile);
-  if (metrics_) {
-    metrics_->increment("kvcache_webhook_certificate_reloads_total", {{"result", "success"}});
-  }
+  countReload("success");
 }
 
 HttpsServer::HttpsServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -347,13 +374,8 @@ HttpsServer::~HttpsServer() { stop(); }
 
 Result<std::unique_ptr<HttpsServer>> HttpsServer::start(Options options,
                                                         std::map<std::string, HttpHandler> routes,
-                                                        std::shared_ptr<MetricsRegistry> metrics) {
-  if (metrics) {
-    metrics->describe("kvcache_webhook_certificate_reloads_total",
-                      MetricsRegistry::Type::Counter,
-                      "Certificate reloads after the files changed on disk, by result.");
-  }
-  auto impl = std::make_unique<Impl>(std::move(options), std::move(routes), std::move(metrics));
+                                                        runtime::Registry* metrics) {
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(routes), metrics);
   KVC_RETURN_IF_ERROR(impl->listen());
   impl->run();
   return std::unique_ptr<HttpsServer>(new HttpsServer(std::move(impl)));

@@ -87,6 +87,17 @@ check "naming the field" err_has 'spec.backends must be a list'
 run inject -f "$ex/workloads.yaml" --cluster "$ex/cluster.yaml" --bogus
 check "an unknown flag exits 2" code 2
 
+run inject -f "$ex/workloads.yaml"
+check "no cluster source exits 2" code 2
+check "naming both ways to give one" err_has '--cluster FILE or --kubeconfig PATH'
+
+run inject -f "$ex/workloads.yaml" --cluster "$ex/cluster.yaml" --kubeconfig "$tmp/kc"
+check "--cluster and --kubeconfig together exit 2" code 2
+
+printf 'apiVersion: v1\nkind: Config\nclusters: []\n' >"$tmp/kubeconfig"
+run inject -f "$ex/workloads.yaml" --kubeconfig "$tmp/kubeconfig"
+check "an unusable kubeconfig exits 2" code 2
+
 run inject --help
 check "--help exits 0" code 0
 check "--help documents the exit codes" out_has 'Exit codes: 0'

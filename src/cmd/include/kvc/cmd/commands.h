@@ -15,5 +15,6 @@ inline constexpr int kExitRefused = 3;   // a document was refused
 void addInjectCommand(CLI::App& app);
 void addCheckInjectCommand(CLI::App& app);
 void addStoreCommand(CLI::App& app);
+void addOperatorCommand(CLI::App& app);
 
 }  // namespace kvc::cmd

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <stop_token>
@@ -116,11 +117,14 @@ public:
       cv->notify_all();
     }
   }
-  // How many threads are blocked in a wait on this clock right now (tests use it to know that
-  // a worker has reached its wait before they advance the clock).
+  // How many waits on this clock are blocked on a deadline still in the future (or on none).
+  // A wait whose deadline has passed no longer counts, even before its thread has run again,
+  // so a test can advance, then wait for waiters() to rise again before the next advance
+  // (Go's fakeclock BlockUntil).
   std::size_t waiters() const {
     std::lock_guard<std::mutex> guard(mutex_);
-    return waiter_count_;
+    return static_cast<std::size_t>(
+        std::distance(deadlines_.upper_bound(now_), deadlines_.end()));
   }
 
   bool waitUntil(std::condition_variable_any& cv, std::unique_lock<std::mutex>& lock,
@@ -129,7 +133,7 @@ public:
     {
       std::lock_guard<std::mutex> guard(mutex_);
       waiters_.insert(&cv);
-      ++waiter_count_;
+      deadlines_.insert(deadline);
     }
     bool result = ready();
     while (!result && !stop.stop_requested() &&
@@ -139,11 +143,14 @@ public:
     }
     {
       std::lock_guard<std::mutex> guard(mutex_);
-      --waiter_count_;
       // Another wait on the same cv may still be registered; erase one registration only.
       auto it = waiters_.find(&cv);
       if (it != waiters_.end()) {
         waiters_.erase(it);
+      }
+      auto d = deadlines_.find(deadline);
+      if (d != deadlines_.end()) {
+        deadlines_.erase(d);
       }
     }
     return result;
@@ -154,7 +161,7 @@ private:
   TimePoint now_{};
   WallTime wall_start_;
   mutable std::multiset<std::condition_variable_any*> waiters_;
-  mutable std::size_t waiter_count_ = 0;
+  mutable std::multiset<TimePoint> deadlines_;
 };
 
 }  // namespace kvc

@@ -8,7 +8,7 @@
 
 namespace kvc {
 
-enum class LogFormat { Text, Json };
+enum class LogFormat { Text, JsonLines };
 
 // Sets the level ("trace", "debug", "info", "warn", "error", "off") and the format of the
 // default logger. Unknown levels are an InvalidArgument naming the accepted ones.

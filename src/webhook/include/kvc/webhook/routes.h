@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "kvc/common/metrics.h"
+#include "kvc/runtime/metrics.h"
 #include "kvc/webhook/pod_handlers.h"
 #include "kvc/webhook/server.h"
 
@@ -24,23 +24,20 @@ inline constexpr std::string_view kValidatePodPath =
 struct WebhookRoutes {
   std::shared_ptr<PodMutator> mutator;
   std::function<bool()> ready;  // caches synced and a certificate loaded
-  std::shared_ptr<MetricsRegistry> metrics;
+  runtime::Registry* metrics = nullptr;  // rendered on /metrics; must outlive the routes
 };
-
-// Declares the admission metric families on `metrics`.
-void describeAdmissionMetrics(MetricsRegistry& metrics);
 
 std::map<std::string, HttpHandler> makeRoutes(const WebhookRoutes& config);
 
 // An InjectionObserver that counts decisions by outcome and refusal reason.
 class InjectionMetrics : public InjectionObserver {
 public:
-  explicit InjectionMetrics(std::shared_ptr<MetricsRegistry> metrics);
+  explicit InjectionMetrics(runtime::Registry& metrics);
   void onInjection(const AdmissionRequest& request, const policy::Decision& decision,
                    std::chrono::nanoseconds elapsed) override;
 
 private:
-  std::shared_ptr<MetricsRegistry> metrics_;
+  runtime::CounterFamily& decisions_;
 };
 
 // Fans one decision out to several observers (metrics, Events, logs).

@@ -12,8 +12,8 @@
 #include <memory>
 #include <string>
 
-#include "kvc/common/metrics.h"
 #include "kvc/common/status.h"
+#include "kvc/runtime/metrics.h"
 
 namespace kvc::webhook {
 
@@ -49,7 +49,7 @@ public:
   // Binds, loads the certificate and starts serving on `threads` threads.
   static Result<std::unique_ptr<HttpsServer>> start(Options options,
                                                     std::map<std::string, HttpHandler> routes,
-                                                    std::shared_ptr<MetricsRegistry> metrics);
+                                                    runtime::Registry* metrics);
   ~HttpsServer();
   HttpsServer(const HttpsServer&) = delete;
   HttpsServer& operator=(const HttpsServer&) = delete;

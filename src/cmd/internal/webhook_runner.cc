@@ -1,0 +1,125 @@
+#include "internal/webhook_runner.h"
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "kvc/api/settings.h"
+#include "kvc/kube/resource.h"
+#include "kvc/webhook/pod_handlers.h"
+#include "kvc/webhook/routes.h"
+
+namespace kvc::cmd {
+namespace {
+
+// The Binding is read live on every admission; a stuck API server must not hold a Pod create
+// past the webhook's own 5 s timeout.
+constexpr std::chrono::milliseconds kLiveReadTimeout{2000};
+
+}  // namespace
+
+void addWebhookOptions(CLI::App& command, WebhookOptions& options) {
+  command.add_option("--webhook-address", options.address,
+                     "Address the admission webhooks' HTTPS server listens on")
+      ->capture_default_str();
+  command.add_option("--webhook-port", options.port,
+                     "Port of the admission webhooks' HTTPS server (0 disables the webhooks)")
+      ->capture_default_str();
+  command.add_option("--tls-cert-file", options.certFile,
+                     "Serving certificate of the webhooks (PEM), re-read when it changes; "
+                     "without it the webhooks are not served");
+  command.add_option("--tls-key-file", options.keyFile,
+                     "Private key of the serving certificate (PEM), re-read when it changes");
+  command.add_option("--webhook-threads", options.threads, "Threads of the webhook server")
+      ->capture_default_str();
+}
+
+Result<std::unique_ptr<WebhookRunner>> WebhookRunner::create(runtime::Manager& manager,
+                                                             WebhookOptions options,
+                                                             const std::string& identity) {
+  if (options.certFile.empty() != options.keyFile.empty()) {
+    return invalidArgument("--tls-cert-file and --tls-key-file go together");
+  }
+  if (options.certFile.empty()) {
+    options.port = 0;  // no serving certificate: the API server could not call us anyway
+  }
+  std::unique_ptr<WebhookRunner> runner(new WebhookRunner());
+  runner->options_ = std::move(options);
+  runner->manager_ = &manager;
+  if (runner->options_.port == 0) {
+    return runner;
+  }
+  runtime::InformerOptions pools;
+  pools.resource = kube::resources::kvCachePools();
+  runner->pools_ = manager.informerFor(pools);
+  runtime::InformerOptions backends;
+  backends.resource = kube::resources::kvCacheBackends();
+  runner->backends_ = manager.informerFor(backends);
+  runtime::InformerOptions settings;
+  settings.resource = kube::resources::configMaps();
+  settings.namespace_name = std::string(api::kOperatorNamespace);
+  settings.field_selector = "metadata.name=" + std::string(api::kSettingsConfigMap);
+  runner->settings_ = manager.informerFor(settings);
+
+  runner->view_ = std::make_shared<webhook::LiveClusterView>(
+      manager.client(), &runner->pools_->cache(), &runner->backends_->cache(), kLiveReadTimeout);
+  runner->settingsCache_ = std::make_shared<webhook::SettingsCache>(runner->settings_->cache());
+  runtime::EventRecorderOptions events;
+  events.reporting_instance = identity;
+  runner->recorder_ = std::make_shared<runtime::EventRecorder>(manager.client(), events);
+  runner->events_ = std::make_shared<webhook::InjectionEvents>(manager.client(), runner->recorder_);
+  return runner;
+}
+
+WebhookRunner::~WebhookRunner() { stop(); }
+
+Status WebhookRunner::start() {
+  if (options_.port == 0) {
+    spdlog::info("admission webhooks disabled (no --tls-cert-file/--tls-key-file, or "
+                 "--webhook-port 0)");
+    return okStatus();
+  }
+  recorder_->start();
+  auto observers = std::make_shared<webhook::ObserverList>();
+  observers->add(std::make_shared<webhook::InjectionMetrics>(manager_->metrics()));
+  observers->add(events_);
+  webhook::WebhookRoutes routes;
+  auto settingsCache = settingsCache_;
+  routes.mutator = std::make_shared<webhook::PodMutator>(
+      view_, [settingsCache] { return settingsCache->current(); }, observers);
+  routes.metrics = &manager_->metrics();
+  routes.ready = [this] {
+    return serving_ && pools_->hasSynced() && backends_->hasSynced() && settings_->hasSynced() &&
+           server_->certificateLoaded();
+  };
+  webhook::HttpsServer::Options server;
+  server.address = options_.address;
+  server.port = static_cast<unsigned short>(options_.port);
+  server.certFile = options_.certFile;
+  server.keyFile = options_.keyFile;
+  server.threads = options_.threads;
+  auto started = webhook::HttpsServer::start(server, webhook::makeRoutes(routes),
+                                             &manager_->metrics());
+  if (!started.ok()) {
+    return started.status();
+  }
+  server_ = std::move(started).value();
+  serving_ = true;
+  spdlog::info("admission webhooks serving on https://{}:{}", options_.address, server_->port());
+  return okStatus();
+}
+
+void WebhookRunner::stop() {
+  if (server_) {
+    server_->stop();
+  }
+  if (events_) {
+    events_->stop();
+  }
+  if (recorder_) {
+    recorder_->stop();
+  }
+}
+
+unsigned short WebhookRunner::port() const { return server_ ? server_->port() : 0; }
+
+}  // namespace kvc::cmd

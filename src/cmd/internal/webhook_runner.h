@@ -1,0 +1,65 @@
+#pragma once
+// The admission webhooks inside `kvcache operator`: on every replica (no Lease needed), an HTTPS
+// server with the Pod mutate and freeze handlers, resolving against the manager's informer caches
+// (pools, backends, the gpustack-settings ConfigMap) and live reads, reporting decisions as
+// metrics and Events.
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "kvc/common/status.h"
+#include "kvc/runtime/events.h"
+#include "kvc/runtime/informer.h"
+#include "kvc/runtime/manager.h"
+#include "kvc/webhook/injection_events.h"
+#include "kvc/webhook/live_cluster_view.h"
+#include "kvc/webhook/server.h"
+#include "kvc/webhook/settings_cache.h"
+
+namespace CLI {
+class App;
+}
+
+namespace kvc::cmd {
+
+struct WebhookOptions {
+  std::string address = "0.0.0.0";
+  int port = 9443;  // 0 disables the webhooks
+  std::string certFile;
+  std::string keyFile;
+  int threads = 2;
+};
+
+void addWebhookOptions(CLI::App& command, WebhookOptions& options);
+
+class WebhookRunner {
+public:
+  // Registers the informers the webhooks read with `manager` (call before manager.run()).
+  static Result<std::unique_ptr<WebhookRunner>> create(runtime::Manager& manager,
+                                                       WebhookOptions options,
+                                                       const std::string& identity);
+  ~WebhookRunner();
+
+  // Starts serving; readiness waits for the caches and the certificate.
+  Status start();
+  void stop();
+  unsigned short port() const;
+
+private:
+  WebhookRunner() = default;
+
+  WebhookOptions options_;
+  runtime::Manager* manager_ = nullptr;
+  runtime::InformerPtr pools_;
+  runtime::InformerPtr backends_;
+  runtime::InformerPtr settings_;
+  std::shared_ptr<webhook::LiveClusterView> view_;
+  std::shared_ptr<webhook::SettingsCache> settingsCache_;
+  std::shared_ptr<runtime::EventRecorder> recorder_;
+  std::shared_ptr<webhook::InjectionEvents> events_;
+  std::unique_ptr<webhook::HttpsServer> server_;
+  std::atomic<bool> serving_{false};  // server_ is set and stays set
+};
+
+}  // namespace kvc::cmd

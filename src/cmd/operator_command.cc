@@ -1,0 +1,271 @@
+// kvcache operator: the manager — leader election on the Lease, informers, the probe and
+// metrics endpoints, graceful shutdown on SIGTERM/SIGINT — with the admission webhooks on every
+// replica and the controllers that exist so far (today: status.observedGeneration of
+// KVCachePoolBinding) on the leader.
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cctype>
+#include <tuple>
+#include <iostream>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <thread>
+
+#include "internal/webhook_runner.h"
+#include "kvc/cmd/commands.h"
+#include "kvc/common/log.h"
+#include "kvc/kube/client.h"
+#include "kvc/kube/config.h"
+#include "kvc/kube/resource.h"
+#include "kvc/runtime/controller.h"
+#include "kvc/runtime/informer.h"
+#include "kvc/runtime/manager.h"
+#include "kvc/runtime/observed_generation.h"
+
+namespace kvc::cmd {
+namespace {
+
+struct OperatorOptions {
+  std::string kubeconfig;
+  std::string context;
+  std::string namespace_name = "gpustack-system";
+  std::string lease_name = "kvcache-operator";
+  bool leader_elect = true;
+  std::string lease_duration = "15s";
+  std::string renew_deadline = "10s";
+  std::string retry_period = "2s";
+  std::string identity;
+  std::string health_address = "127.0.0.1:8081";
+  std::string metrics_address = "127.0.0.1:8080";
+  std::string watch_namespace;
+  int workers = 2;
+  std::string log_level = "info";
+  std::string log_format = "text";
+  WebhookOptions webhook;
+};
+
+// "15s", "500ms", "2m", "1h", "1.5s".
+Result<Clock::Duration> parseDuration(std::string_view text, std::string_view flag) {
+  auto bad = [&] {
+    return invalidArgument(std::string(flag) + ": \"" + std::string(text) +
+                           "\" is not a duration (e.g. 15s, 500ms, 2m)");
+  };
+  std::size_t unit = 0;
+  while (unit < text.size() && (std::isdigit(static_cast<unsigned char>(text[unit])) ||
+                                text[unit] == '.')) {
+    ++unit;
+  }
+  if (unit == 0) {
+    return bad();
+  }
+  double value = 0;
+  try {
+    value = std::stod(std::string(text.substr(0, unit)));
+  } catch (...) {
+    return bad();
+  }
+  const std::string_view suffix = text.substr(unit);
+  double seconds = 0;
+  if (suffix == "ms") {
+    seconds = value / 1000.0;
+  } else if (suffix == "s") {
+    seconds = value;
+  } else if (suffix == "m") {
+    seconds = value * 60.0;
+  } else if (suffix == "h") {
+    seconds = value * 3600.0;
+  } else {
+    return bad();
+  }
+  return std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(seconds));
+}
+
+// Blocks SIGTERM and SIGINT in every thread (call before any thread starts) and turns them into
+// a stop request from one watcher thread.
+class SignalStopper {
+public:
+  SignalStopper() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGTERM);
+    sigaddset(&set_, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+  }
+  void watch(std::stop_source source) {
+    thread_ = std::jthread([this, source](std::stop_token self) mutable {
+      const timespec tick{0, 200 * 1000 * 1000};
+      while (!self.stop_requested()) {
+        const int sig = sigtimedwait(&set_, nullptr, &tick);
+        if (sig == SIGTERM || sig == SIGINT) {
+          logSignal(sig);
+          source.request_stop();
+          return;
+        }
+      }
+    });
+  }
+  ~SignalStopper() {
+    if (thread_.joinable()) {
+      thread_.request_stop();
+      thread_.join();
+    }
+  }
+
+private:
+  static void logSignal(int sig) {
+    std::cerr << "kvcache operator: received " << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
+              << ", shutting down\n";
+  }
+  sigset_t set_;
+  std::jthread thread_;
+};
+
+int runOperator(const OperatorOptions& options) {
+  const LogFormat format =
+      options.log_format == "json" ? LogFormat::JsonLines : LogFormat::Text;
+  if (Status logging = initLogging(options.log_level, format); !logging.ok()) {
+    std::cerr << "kvcache operator: --log-level: " << logging.message() << "\n";
+    return kExitBadInput;
+  }
+  runtime::ManagerOptions manager_options;
+  manager_options.namespace_name = options.namespace_name;
+  manager_options.lease_name = options.lease_name;
+  manager_options.leader_elect = options.leader_elect;
+  manager_options.identity = options.identity;
+  manager_options.health_address = options.health_address;
+  manager_options.metrics_address = options.metrics_address;
+  for (auto [text, flag, into] :
+       {std::tuple{&options.lease_duration, "--lease-duration", &manager_options.lease_duration},
+        std::tuple{&options.renew_deadline, "--renew-deadline", &manager_options.renew_deadline},
+        std::tuple{&options.retry_period, "--retry-period", &manager_options.retry_period}}) {
+    auto d = parseDuration(*text, flag);
+    if (!d.ok()) {
+      std::cerr << "kvcache operator: " << d.status().message() << "\n";
+      return kExitBadInput;
+    }
+    *into = *d;
+  }
+
+  kube::LoadOptions load;
+  load.context = options.context;
+  auto config = kube::loadDefaultConfig(options.kubeconfig, load);
+  if (!config.ok()) {
+    std::cerr << "kvcache operator: " << config.status().message() << "\n";
+    return kExitFailure;
+  }
+  auto client = kube::Client::create(*config);
+  if (!client.ok()) {
+    std::cerr << "kvcache operator: " << client.status().message() << "\n";
+    return kExitFailure;
+  }
+
+  // Signals are blocked before the manager starts any thread.
+  SignalStopper signals;
+  auto manager = runtime::Manager::create(*client, manager_options);
+  if (!manager.ok()) {
+    std::cerr << "kvcache operator: " << manager.status().message() << "\n";
+    return kExitBadInput;
+  }
+  runtime::Manager& m = **manager;
+
+  runtime::InformerOptions bindings;
+  bindings.resource = kube::resources::kvCachePoolBindings();
+  bindings.namespace_name = options.watch_namespace;
+  runtime::InformerPtr binding_informer = m.informerFor(bindings);
+
+  runtime::ControllerOptions controller_options;
+  controller_options.name = "binding-observed-generation";
+  controller_options.workers = options.workers;
+  controller_options.metrics = &m.metrics();
+  auto controller = std::make_shared<runtime::Controller>(
+      std::move(controller_options),
+      std::make_shared<runtime::ObservedGenerationReconciler>(
+          kube::Api(*client, kube::resources::kvCachePoolBindings()),
+          binding_informer->cache()));
+  controller->watch(*binding_informer);
+  m.addController(controller);
+
+  // The webhooks serve on every replica, leader or not.
+  auto webhooks = WebhookRunner::create(m, options.webhook, m.identity());
+  if (!webhooks.ok()) {
+    std::cerr << "kvcache operator: " << webhooks.status().message() << "\n";
+    return kExitBadInput;
+  }
+  if (Status started = (*webhooks)->start(); !started.ok()) {
+    std::cerr << "kvcache operator: admission webhooks: " << started.message() << "\n";
+    return kExitFailure;
+  }
+
+  std::stop_source stop;
+  signals.watch(stop);
+  const Status result = m.run(stop.get_token());
+  (*webhooks)->stop();
+  if (!result.ok()) {
+    std::cerr << "kvcache operator: " << result.message() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void addOperatorCommand(CLI::App& app) {
+  auto options = std::make_shared<OperatorOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "operator",
+      "Run the operator: the Pod admission webhooks (HTTPS, on every replica), leader election "
+      "on a Lease, informers, controllers, /healthz, /readyz and /metrics. Stops gracefully on "
+      "SIGTERM or SIGINT (releasing the Lease).");
+  cmd->add_option("--kubeconfig", options->kubeconfig,
+                  "kubeconfig file (default: $KUBECONFIG, then the in-cluster service "
+                  "account, then ~/.kube/config)");
+  cmd->add_option("--context", options->context, "kubeconfig context (default: current)");
+  cmd->add_option("--namespace", options->namespace_name,
+                  "namespace of the operator and its Lease")
+      ->capture_default_str();
+  cmd->add_option("--lease-name", options->lease_name, "name of the leader-election Lease")
+      ->capture_default_str();
+  cmd->add_flag("--leader-elect,!--no-leader-elect", options->leader_elect,
+                "run controllers only on the replica holding the Lease (default true; "
+                "--leader-elect=false runs them unconditionally)");
+  cmd->add_option("--lease-duration", options->lease_duration,
+                  "how long a standby waits, after it last saw the Lease change, before "
+                  "taking it over")
+      ->capture_default_str();
+  cmd->add_option("--renew-deadline", options->renew_deadline,
+                  "how long the leader keeps retrying a renewal before it gives up leading")
+      ->capture_default_str();
+  cmd->add_option("--retry-period", options->retry_period,
+                  "interval between attempts to acquire or renew the Lease")
+      ->capture_default_str();
+  cmd->add_option("--identity", options->identity,
+                  "this replica's identity in the Lease (default: hostname_pid)");
+  cmd->add_option("--health-addr", options->health_address,
+                  "address of /healthz and /readyz (\"0\" disables; use :8081 in a Pod)")
+      ->capture_default_str();
+  cmd->add_option("--metrics-addr", options->metrics_address,
+                  "address of /metrics (\"0\" disables; may equal --health-addr)")
+      ->capture_default_str();
+  cmd->add_option("--watch-namespace", options->watch_namespace,
+                  "only watch this namespace's KVCachePoolBindings (default: all)");
+  cmd->add_option("--workers", options->workers, "reconcile workers per controller")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  addWebhookOptions(*cmd, options->webhook);
+  cmd->add_option("--log-level", options->log_level,
+                  "trace, debug, info, warn, error or off")
+      ->capture_default_str();
+  cmd->add_option("--log-format", options->log_format, "text or json")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([options] {
+    const int code = runOperator(*options);
+    if (code != kExitOk) {
+      throw CLI::RuntimeError(code);
+    }
+  });
+}
+
+}  // namespace kvc::cmd

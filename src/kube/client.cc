@@ -1,0 +1,471 @@
+#include "kvc/kube/client.h"
+
+#include <cstdio>
+#include <ctime>
+#include <utility>
+
+namespace kvc::kube {
+namespace {
+
+bool isSuccess(int code) { return code >= 200 && code < 300; }
+
+ApiResult<Json> decodeObject(const HttpResponse& response, std::string_view what) {
+  Json parsed = Json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return ApiError(ErrorReason::Decode,
+                    std::string(what) + ": the answer is not a JSON object", response.status);
+  }
+  return parsed;
+}
+
+std::string_view metaString(const Json& obj, const char* key) {
+  auto meta = obj.find("metadata");
+  if (meta == obj.end() || !meta->is_object()) {
+    return {};
+  }
+  auto it = meta->find(key);
+  if (it == meta->end() || !it->is_string()) {
+    return {};
+  }
+  return it->get_ref<const std::string&>();
+}
+
+}  // namespace
+
+std::string_view watchEventTypeName(WatchEventType type) {
+  switch (type) {
+  case WatchEventType::Added: return "ADDED";
+  case WatchEventType::Modified: return "MODIFIED";
+  case WatchEventType::Deleted: return "DELETED";
+  case WatchEventType::Bookmark: return "BOOKMARK";
+  case WatchEventType::Error: return "ERROR";
+  }
+  return "ERROR";
+}
+
+ApiResult<WatchEvent> parseWatchEvent(std::string_view line) {
+  Json parsed = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return ApiError(ErrorReason::Decode, "a watch event is not a JSON object");
+  }
+  auto type = parsed.find("type");
+  auto object = parsed.find("object");
+  if (type == parsed.end() || !type->is_string() || object == parsed.end() ||
+      !object->is_object()) {
+    return ApiError(ErrorReason::Decode, "a watch event needs a type and an object");
+  }
+  WatchEvent event;
+  const std::string& t = type->get_ref<const std::string&>();
+  if (t == "ADDED") {
+    event.type = WatchEventType::Added;
+  } else if (t == "MODIFIED") {
+    event.type = WatchEventType::Modified;
+  } else if (t == "DELETED") {
+    event.type = WatchEventType::Deleted;
+  } else if (t == "BOOKMARK") {
+    event.type = WatchEventType::Bookmark;
+  } else if (t == "ERROR") {
+    event.type = WatchEventType::Error;
+  } else {
+    return ApiError(ErrorReason::Decode, "unknown watch event type \"" + t + "\"");
+  }
+  event.object = std::move(*object);
+  return event;
+}
+
+ApiStatus WatchDecoder::feed(std::string_view bytes,
+                             const std::function<bool(WatchEvent&&)>& emit) {
+  buffer_.append(bytes);
+  std::size_t start = 0;
+  while (!declined_) {
+    const std::size_t newline = buffer_.find('\n', start);
+    if (newline == std::string::npos) {
+      break;
+    }
+    std::string_view line(buffer_.data() + start, newline - start);
+    start = newline + 1;
+    if (line.empty() || line == "\r") {
+      continue;
+    }
+    auto event = parseWatchEvent(line);
+    if (!event.ok()) {
+      buffer_.erase(0, start);
+      return event.error();
+    }
+    if (!emit(std::move(event).value())) {
+      declined_ = true;
+    }
+  }
+  buffer_.erase(0, start);
+  return Done{};
+}
+
+Result<std::shared_ptr<Client>> Client::create(Config config) {
+  KVC_ASSIGN_OR_RETURN(std::shared_ptr<Transport> transport, newCurlTransport(config));
+  return create(std::move(config), std::move(transport));
+}
+
+std::shared_ptr<Client> Client::create(Config config, std::shared_ptr<Transport> transport) {
+  return std::shared_ptr<Client>(new Client(std::move(config), std::move(transport)));
+}
+
+void Client::observe(std::string_view method, std::string_view resource, int code,
+                     std::chrono::steady_clock::time_point start) const {
+  if (observer_) {
+    observer_(RequestRecord{method, resource, code, std::chrono::steady_clock::now() - start});
+  }
+}
+
+ApiResult<HttpResponse> Client::send(const HttpRequest& request, std::string_view resource,
+                                     std::stop_token stop) const {
+  const auto start = std::chrono::steady_clock::now();
+  auto response = transport_->send(request, std::move(stop));
+  if (!response.ok()) {
+    observe(request.method, resource, 0, start);
+    return response.error();
+  }
+  observe(request.method, resource, response->status, start);
+  if (!isSuccess(response->status)) {
+    return errorFromResponse(response->status, response->body, response->retry_after);
+  }
+  return response;
+}
+
+ApiResult<Json> Client::sendJson(const Result<HttpRequest>& request, std::string_view resource,
+                                 std::stop_token stop) const {
+  if (!request.ok()) {
+    return ApiError(ErrorReason::Client, request.status().message());
+  }
+  auto response = send(*request, resource, std::move(stop));
+  if (!response.ok()) {
+    return response.error();
+  }
+  return decodeObject(*response, request->method + " " + request->url);
+}
+
+ApiResult<Json> Client::getPath(std::string_view path, std::stop_token stop) const {
+  HttpRequest request;
+  request.method = "GET";
+  request.url = std::string(path);
+  return sendJson(request, {}, std::move(stop));
+}
+
+ApiResult<WatchEnd> Client::watch(const HttpRequest& request, const WatchCallback& callback,
+                                  std::string_view resource, std::stop_token stop) const {
+  WatchDecoder decoder;
+  std::optional<ApiError> decode_error;
+  const std::function<bool(std::string_view)> on_data = [&](std::string_view bytes) {
+    auto fed = decoder.feed(bytes, callback);
+    if (!fed.ok()) {
+      decode_error = fed.error();
+      return false;
+    }
+    return !decoder.declined();
+  };
+  const auto start = std::chrono::steady_clock::now();
+  auto response = transport_->stream(request, on_data, std::move(stop));
+  if (!response.ok()) {
+    observe("WATCH", resource, 0, start);
+    return response.error();
+  }
+  observe("WATCH", resource, response->status, start);
+  if (decode_error) {
+    return *decode_error;
+  }
+  if (!isSuccess(response->status)) {
+    return errorFromResponse(response->status, response->body, response->retry_after);
+  }
+  return decoder.declined() ? WatchEnd::Declined : WatchEnd::Closed;
+}
+
+Api::Api(ClientPtr client, ResourceType resource, std::string namespace_name)
+    : client_(std::move(client)), builder_(std::move(resource), std::move(namespace_name)) {}
+
+Api Api::inNamespace(std::string namespace_name) const {
+  Api copy(client_, builder_.resource(), std::move(namespace_name));
+  copy.timeout_ = timeout_;
+  return copy;
+}
+
+Api Api::withTimeout(std::chrono::milliseconds timeout) const {
+  Api copy = *this;
+  copy.timeout_ = timeout;
+  return copy;
+}
+
+Result<HttpRequest> Api::timed(Result<HttpRequest> request) const {
+  if (request.ok() && timeout_.count() > 0) {
+    request->timeout = timeout_;
+  }
+  return request;
+}
+
+ApiResult<Json> Api::get(std::string_view name, std::stop_token stop) const {
+  return client_->sendJson(timed(builder_.get(name)), resource().plural, std::move(stop));
+}
+
+ApiResult<std::optional<Json>> Api::getOptional(std::string_view name,
+                                                std::stop_token stop) const {
+  auto result = get(name, std::move(stop));
+  if (!result.ok()) {
+    if (result.error().isNotFound()) {
+      return std::optional<Json>();
+    }
+    return result.error();
+  }
+  return std::optional<Json>(std::move(result).value());
+}
+
+ApiResult<ObjectList> Api::list(const ListParams& params, std::stop_token stop) const {
+  auto body = client_->sendJson(timed(builder_.list(params)), resource().plural, std::move(stop));
+  if (!body.ok()) {
+    return body.error();
+  }
+  ObjectList list;
+  Json& json = *body;
+  if (auto meta = json.find("metadata"); meta != json.end() && meta->is_object()) {
+    if (auto rv = meta->find("resourceVersion"); rv != meta->end() && rv->is_string()) {
+      list.resource_version = rv->get<std::string>();
+    }
+    if (auto cont = meta->find("continue"); cont != meta->end() && cont->is_string()) {
+      list.continue_token = cont->get<std::string>();
+    }
+    if (auto rem = meta->find("remainingItemCount");
+        rem != meta->end() && rem->is_number_integer()) {
+      list.remaining_item_count = rem->get<std::int64_t>();
+    }
+  }
+  auto items = json.find("items");
+  if (items == json.end() || !(items->is_array() || items->is_null())) {
+    return ApiError(ErrorReason::Decode, "a list answer has no items array");
+  }
+  if (items->is_array()) {
+    list.items.reserve(items->size());
+    for (Json& item : *items) {
+      list.items.push_back(std::move(item));
+    }
+  }
+  return list;
+}
+
+ApiResult<ObjectList> Api::listAll(ListParams params, std::int64_t page_size,
+                                   std::stop_token stop) const {
+  ObjectList all;
+  params.limit = page_size;
+  while (true) {
+    auto page = list(params, stop);
+    if (!page.ok()) {
+      return page.error();
+    }
+    for (Json& item : page->items) {
+      all.items.push_back(std::move(item));
+    }
+    all.resource_version = page->resource_version;
+    if (page->continue_token.empty()) {
+      break;
+    }
+    params.continue_token = page->continue_token;
+    params.resource_version.clear();
+    params.resource_version_match.clear();
+  }
+  return all;
+}
+
+ApiResult<Json> Api::create(const Json& object, const PostParams& params,
+                            std::stop_token stop) const {
+  return client_->sendJson(timed(builder_.create(object, params)), resource().plural,
+                           std::move(stop));
+}
+
+ApiResult<Json> Api::replace(std::string_view name, const Json& object, const PostParams& params,
+                             std::stop_token stop) const {
+  return client_->sendJson(timed(builder_.replace(name, object, params)), resource().plural,
+                           std::move(stop));
+}
+
+ApiResult<Json> Api::remove(std::string_view name, const DeleteParams& params,
+                            std::stop_token stop) const {
+  return client_->sendJson(timed(builder_.remove(name, params)), resource().plural,
+                           std::move(stop));
+}
+
+ApiResult<Json> Api::removeCollection(const DeleteParams& params, const ListParams& list,
+                                      std::stop_token stop) const {
+  return client_->sendJson(timed(builder_.removeCollection(params, list)), resource().plural,
+                           std::move(stop));
+}
+
+ApiResult<Json> Api::patch(std::string_view name, const Patch& patch, const PatchParams& params,
+                           std::stop_token stop) const {
+  return client_->sendJson(timed(builder_.patch(name, patch, params)), resource().plural,
+                           std::move(stop));
+}
+
+ApiResult<Json> Api::apply(const Json& intent, std::string_view field_manager, bool force,
+                           std::stop_token stop) const {
+  const std::string name = object::name(intent);
+  return patch(name, ApplyPatch{intent}, PatchParams::apply(std::string(field_manager), force),
+               std::move(stop));
+}
+
+ApiResult<Json> Api::getStatus(std::string_view name, std::stop_token stop) const {
+  return client_->sendJson(timed(builder_.getSubresource("status", name)), resource().plural,
+                           std::move(stop));
+}
+
+ApiResult<Json> Api::replaceStatus(std::string_view name, const Json& object,
+                                   const PostParams& params, std::stop_token stop) const {
+  return client_->sendJson(timed(builder_.replaceSubresource("status", name, object, params)),
+                           resource().plural, std::move(stop));
+}
+
+ApiResult<Json> Api::patchStatus(std::string_view name, const Patch& patch,
+                                 const PatchParams& params, std::stop_token stop) const {
+  return client_->sendJson(timed(builder_.patchSubresource("status", name, patch, params)),
+                           resource().plural, std::move(stop));
+}
+
+ApiResult<Json> Api::applyStatus(const Json& intent, std::string_view field_manager, bool force,
+                                 std::stop_token stop) const {
+  const std::string name = object::name(intent);
+  return patchStatus(name, ApplyPatch{intent},
+                     PatchParams::apply(std::string(field_manager), force), std::move(stop));
+}
+
+ApiResult<Json> Api::createSubresource(std::string_view subresource, std::string_view name,
+                                       const Json& object, const PostParams& params,
+                                       std::stop_token stop) const {
+  return client_->sendJson(timed(builder_.createSubresource(subresource, name, object, params)),
+                           resource().plural, std::move(stop));
+}
+
+ApiResult<WatchEnd> Api::watch(const WatchParams& params, const WatchCallback& callback,
+                               std::stop_token stop) const {
+  auto request = builder_.watch(params);
+  if (!request.ok()) {
+    return ApiError(ErrorReason::Client, request.status().message());
+  }
+  return client_->watch(*request, callback, resource().plural, std::move(stop));
+}
+
+namespace object {
+
+std::string name(const Json& obj) { return std::string(metaString(obj, "name")); }
+std::string namespaceName(const Json& obj) { return std::string(metaString(obj, "namespace")); }
+std::string uid(const Json& obj) { return std::string(metaString(obj, "uid")); }
+std::string resourceVersion(const Json& obj) {
+  return std::string(metaString(obj, "resourceVersion"));
+}
+
+std::int64_t generation(const Json& obj) {
+  auto meta = obj.find("metadata");
+  if (meta == obj.end() || !meta->is_object()) {
+    return 0;
+  }
+  auto it = meta->find("generation");
+  return it != meta->end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
+bool isDeleting(const Json& obj) { return !metaString(obj, "deletionTimestamp").empty(); }
+
+std::string key(std::string_view namespace_name, std::string_view name) {
+  if (namespace_name.empty()) {
+    return std::string(name);
+  }
+  std::string out;
+  out.reserve(namespace_name.size() + 1 + name.size());
+  out += namespace_name;
+  out += '/';
+  out += name;
+  return out;
+}
+
+std::string key(const Json& obj) {
+  return key(metaString(obj, "namespace"), metaString(obj, "name"));
+}
+
+std::pair<std::string, std::string> splitKey(std::string_view key) {
+  const auto slash = key.find('/');
+  if (slash == std::string_view::npos) {
+    return {std::string(), std::string(key)};
+  }
+  return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
+}
+
+}  // namespace object
+
+namespace {
+
+std::string formatWith(std::chrono::system_clock::time_point t, bool micros) {
+  const auto since = t.time_since_epoch();
+  auto secs = std::chrono::floor<std::chrono::seconds>(since);
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(since - secs).count();
+  const std::time_t tt = static_cast<std::time_t>(secs.count());
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[64];
+  if (micros) {
+    std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<long long>(us));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::string formatMicroTime(std::chrono::system_clock::time_point t) { return formatWith(t, true); }
+std::string formatTime(std::chrono::system_clock::time_point t) { return formatWith(t, false); }
+
+Result<std::chrono::system_clock::time_point> parseTime(std::string_view text) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+  if (text.size() < 20 ||
+      std::sscanf(std::string(text.substr(0, 19)).c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d,
+                  &h, &mi, &s) != 6) {
+    return invalidArgument("\"" + std::string(text) + "\" is not an RFC 3339 time");
+  }
+  std::size_t pos = 19;
+  long long micros = 0;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    int digits = 0;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      if (digits < 6) {
+        micros = micros * 10 + (text[pos] - '0');
+        ++digits;
+      }
+      ++pos;
+    }
+    while (digits < 6) {
+      micros *= 10;
+      ++digits;
+    }
+  }
+  long offset_seconds = 0;
+  if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z')) {
+    ++pos;
+  } else if (pos + 6 == text.size() && (text[pos] == '+' || text[pos] == '-')) {
+    const int oh = (text[pos + 1] - '0') * 10 + (text[pos + 2] - '0');
+    const int om = (text[pos + 4] - '0') * 10 + (text[pos + 5] - '0');
+    offset_seconds = (oh * 3600 + om * 60) * (text[pos] == '+' ? 1 : -1);
+    pos += 6;
+  }
+  if (pos != text.size()) {
+    return invalidArgument("\"" + std::string(text) + "\" is not an RFC 3339 time");
+  }
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = s;
+  const std::time_t tt = timegm(&tm);
+  return std::chrono::system_clock::time_point(std::chrono::seconds(tt - offset_seconds) +
+                                               std::chrono::microseconds(micros));
+}
+
+}  // namespace kvc::kube

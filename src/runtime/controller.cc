@@ -1,0 +1,200 @@
+#include "kvc/runtime/controller.h"
+
+#include <spdlog/spdlog.h>
+
+#include "kvc/kube/client.h"
+
+namespace kvc::runtime {
+
+std::string Request::key() const { return kube::object::key(namespace_name, name); }
+
+Request Request::fromKey(std::string_view key) {
+  auto [ns, name] = kube::object::splitKey(key);
+  return Request{std::move(ns), std::move(name)};
+}
+
+std::vector<Request> requestForObject(const Json& object) {
+  return {Request{kube::object::namespaceName(object), kube::object::name(object)}};
+}
+
+MapFunc requestForOwner(std::string owner_kind) {
+  return [owner_kind = std::move(owner_kind)](const Json& object) {
+    std::vector<Request> out;
+    auto meta = object.find("metadata");
+    if (meta == object.end() || !meta->is_object()) {
+      return out;
+    }
+    auto owners = meta->find("ownerReferences");
+    if (owners == meta->end() || !owners->is_array()) {
+      return out;
+    }
+    for (const Json& ref : *owners) {
+      if (ref.is_object() && ref.value("controller", false) &&
+          ref.value("kind", std::string()) == owner_kind) {
+        out.push_back(Request{kube::object::namespaceName(object),
+                              ref.value("name", std::string())});
+      }
+    }
+    return out;
+  };
+}
+
+Controller::Controller(ControllerOptions options, std::shared_ptr<Reconciler> reconciler,
+                       const Clock& clock)
+    : name_(options.name), reconciler_(std::move(reconciler)), clock_(clock),
+      workers_count_(std::max(1, options.workers)),
+      queue_(options.name,
+             options.rate_limiter ? std::move(options.rate_limiter)
+                                  : defaultControllerRateLimiter(clock),
+             clock),
+      registry_(options.metrics) {
+  if (registry_ != nullptr) {
+    auto& total = registry_->counter("controller_runtime_reconcile_total",
+                                     "Total number of reconciliations per controller",
+                                     {"controller", "result"});
+    reconcile_success_ = &total.with({name_, "success"});
+    reconcile_error_ = &total.with({name_, "error"});
+    reconcile_requeue_ = &total.with({name_, "requeue"});
+    reconcile_requeue_after_ = &total.with({name_, "requeue_after"});
+    reconcile_terminal_ = &total.with({name_, "terminal"});
+    reconcile_time_ = &registry_
+                           ->histogram("controller_runtime_reconcile_time_seconds",
+                                       "Length of time per reconciliation per controller",
+                                       {"controller"})
+                           .with({name_});
+    collector_id_ = registry_->addCollector([this](MetricWriter& w) {
+      const WorkQueue::Stats s = queue_.stats();
+      const std::vector<std::pair<std::string, std::string>> labels = {{"name", name_}};
+      w.family("workqueue_depth", "Current depth of the work queue", "gauge");
+      w.sample("workqueue_depth", labels, static_cast<double>(s.depth));
+      w.family("workqueue_delayed", "Items waiting for their delay to pass", "gauge");
+      w.sample("workqueue_delayed", labels, static_cast<double>(s.delayed));
+      w.family("workqueue_adds_total", "Total number of adds handled by the work queue",
+               "counter");
+      w.sample("workqueue_adds_total", labels, static_cast<double>(s.adds));
+      w.family("workqueue_retries_total", "Total number of rate-limited retries", "counter");
+      w.sample("workqueue_retries_total", labels, static_cast<double>(s.retries));
+      w.family("controller_runtime_active_workers", "Workers currently reconciling", "gauge");
+      w.sample("controller_runtime_active_workers", {{"controller", name_}},
+               static_cast<double>(active_.load()));
+    });
+  }
+}
+
+Controller::~Controller() {
+  stop();
+  if (registry_ != nullptr && collector_id_ != 0) {
+    registry_->removeCollector(collector_id_);
+  }
+}
+
+void Controller::watch(Informer& informer, MapFunc map) {
+  auto enqueueAll = [this, map](const Json& object) {
+    for (const Request& r : map(object)) {
+      if (!r.name.empty()) {
+        queue_.add(r.key());
+      }
+    }
+  };
+  EventHandler handler;
+  handler.on_add = [enqueueAll](const ObjectPtr& object, bool) { enqueueAll(*object); };
+  handler.on_update = [enqueueAll](const ObjectPtr& old_object, const ObjectPtr& new_object) {
+    enqueueAll(*new_object);
+    if (old_object != new_object) {
+      enqueueAll(*old_object);  // a changed owner reference points both ways
+    }
+  };
+  handler.on_delete = [enqueueAll](const ObjectPtr& object, bool) { enqueueAll(*object); };
+  informer.addEventHandler(std::move(handler));
+}
+
+void Controller::enqueue(const Request& request) { queue_.add(request.key()); }
+
+void Controller::enqueueAfter(const Request& request, Clock::Duration delay) {
+  queue_.addAfter(request.key(), delay);
+}
+
+void Controller::start() {
+  if (!workers_.empty()) {
+    return;
+  }
+  spdlog::info("controller {}: starting {} worker(s)", name_, workers_count_);
+  for (int i = 0; i < workers_count_; ++i) {
+    workers_.emplace_back([this] {
+      while (processNext()) {
+      }
+    });
+  }
+}
+
+void Controller::stop() {
+  stop_source_.request_stop();
+  queue_.shutDownWithDrain();
+  for (std::jthread& worker : workers_) {
+    if (worker.joinable()) {
+      worker.join();
+    }
+  }
+  if (!workers_.empty()) {
+    spdlog::info("controller {}: stopped", name_);
+  }
+  workers_.clear();
+}
+
+bool Controller::processNext() {
+  std::optional<std::string> key = queue_.get();
+  if (!key) {
+    return false;
+  }
+  ++active_;
+  handle(*key);
+  --active_;
+  queue_.done(*key);
+  return true;
+}
+
+void Controller::handle(const std::string& key) {
+  const Request request = Request::fromKey(key);
+  const Clock::TimePoint start = clock_.now();
+  Result<Action> result = reconciler_->reconcile(request, stop_source_.get_token());
+  if (reconcile_time_ != nullptr) {
+    reconcile_time_->observe(std::chrono::duration<double>(clock_.now() - start).count());
+  }
+  auto count = [](Counter* c) {
+    if (c != nullptr) {
+      c->inc();
+    }
+  };
+  if (!result.ok()) {
+    const Status& status = result.status();
+    switch (status.code()) {
+    case StatusCode::InvalidArgument:
+    case StatusCode::FailedPrecondition:
+      count(reconcile_terminal_);
+      spdlog::warn("controller {}: {}: terminal error, waiting for a change: {}", name_, key,
+                   status.toString());
+      queue_.forget(key);
+      return;
+    default:
+      count(reconcile_error_);
+      spdlog::warn("controller {}: {}: {} (retry {})", name_, key, status.toString(),
+                   queue_.numRequeues(key) + 1);
+      queue_.addRateLimited(key);
+      return;
+    }
+  }
+  const Action& action = *result;
+  if (action.requeue_after && *action.requeue_after > Clock::Duration::zero()) {
+    count(reconcile_requeue_after_);
+    queue_.forget(key);
+    queue_.addAfter(key, *action.requeue_after);
+  } else if (action.requeue) {
+    count(reconcile_requeue_);
+    queue_.addRateLimited(key);
+  } else {
+    count(reconcile_success_);
+    queue_.forget(key);
+  }
+}
+
+}  // namespace kvc::runtime

@@ -1,0 +1,275 @@
+#include "kvc/runtime/events.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+namespace kvc::runtime {
+namespace {
+
+constexpr std::size_t kMaxNote = 1024;
+
+std::string cut(std::string_view text, std::size_t max) {
+  if (text.size() <= max) {
+    return std::string(text);
+  }
+  // Do not split a UTF-8 sequence.
+  std::size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) {
+    --n;
+  }
+  return std::string(text.substr(0, n));
+}
+
+std::string metaString(const Json& object, const char* key) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) {
+    return {};
+  }
+  auto it = meta->find(key);
+  return it != meta->end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+EventRecorder::EventRecorder(kube::ClientPtr client, EventRecorderOptions options,
+                             const Clock& clock)
+    : client_(std::move(client)), options_(std::move(options)), clock_(clock) {}
+
+EventRecorder::~EventRecorder() { stop(); }
+
+void EventRecorder::start() {
+  if (sender_.joinable()) {
+    return;
+  }
+  sender_ = std::jthread([this](std::stop_token stop) { run(stop); });
+}
+
+void EventRecorder::stop() {
+  if (sender_.joinable()) {
+    sender_.request_stop();
+    sender_.join();
+  }
+}
+
+EventRecorder::Stats EventRecorder::stats() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return stats_;
+}
+
+bool EventRecorder::takeToken(const std::string& object_key, Clock::TimePoint now) {
+  auto [it, inserted] = buckets_.try_emplace(object_key);
+  Bucket& b = it->second;
+  if (inserted) {
+    b.tokens = options_.burst;
+    b.last = now;
+  }
+  const double per_second = 1.0 / std::chrono::duration<double>(options_.refill_every).count();
+  const double elapsed = std::chrono::duration<double>(now - b.last).count();
+  if (elapsed > 0) {
+    b.tokens = std::min<double>(options_.burst, b.tokens + elapsed * per_second);
+    b.last = now;
+  }
+  if (b.tokens < 1.0) {
+    return false;
+  }
+  b.tokens -= 1.0;
+  return true;
+}
+
+void EventRecorder::enqueueLocked(Op op) {
+  if (pending_.size() >= options_.max_pending) {
+    ++stats_.dropped_queue_full;
+    return;
+  }
+  pending_.push_back(std::move(op));
+  cv_.notify_all();
+}
+
+void EventRecorder::event(const Json& regarding, EventType type, std::string_view reason,
+                          std::string_view action, std::string_view note) {
+  const std::string type_name = type == EventType::Warning ? "Warning" : "Normal";
+  const std::string kind = regarding.value("kind", std::string());
+  const std::string name = metaString(regarding, "name");
+  const std::string ns = metaString(regarding, "namespace");
+  const std::string uid = metaString(regarding, "uid");
+  const std::string note_text = cut(note, kMaxNote);
+  const std::string object_key = kind + "/" + ns + "/" + name + "/" + uid;
+  const std::string key = object_key + "\x1f" + type_name + "\x1f" + std::string(reason) +
+                          "\x1f" + std::string(action) + "\x1f" + note_text + "\x1f" +
+                          options_.reporting_controller;
+
+  std::lock_guard<std::mutex> guard(mutex_);
+  const Clock::TimePoint now = clock_.now();
+  const Clock::WallTime wall = clock_.wallNow();
+  auto existing = series_.find(key);
+  if (existing != series_.end() && now - existing->second.last_seen < options_.series_window) {
+    Series& s = existing->second;
+    ++s.count;
+    s.last_seen = now;
+    s.last_seen_wall = wall;
+    ++stats_.aggregated;
+    if (s.count == 2 && !s.event_name.empty()) {
+      // The second occurrence makes the Event a series at once; later ones wait for a flush.
+      s.flushed_count = 2;
+      enqueueLocked(Op{Op::PatchSeries, key, Json()});
+    }
+    return;
+  }
+  if (!takeToken(object_key, now)) {
+    ++stats_.dropped_rate_limited;
+    return;
+  }
+  const std::string event_ns = ns.empty() ? "default" : ns;
+  char suffix[32];
+  std::snprintf(suffix, sizeof(suffix), ".%llx",
+                static_cast<unsigned long long>(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch())
+                        .count()));
+  Json regarding_ref = Json::object();
+  regarding_ref["apiVersion"] = regarding.value("apiVersion", std::string());
+  regarding_ref["kind"] = kind;
+  if (!ns.empty()) {
+    regarding_ref["namespace"] = ns;
+  }
+  regarding_ref["name"] = name;
+  if (!uid.empty()) {
+    regarding_ref["uid"] = uid;
+  }
+  const std::string rv = metaString(regarding, "resourceVersion");
+  if (!rv.empty()) {
+    regarding_ref["resourceVersion"] = rv;
+  }
+  Json body = {
+      {"apiVersion", "events.k8s.io/v1"},
+      {"kind", "Event"},
+      {"metadata", {{"name", name + suffix}, {"namespace", event_ns}}},
+      {"eventTime", kube::formatMicroTime(wall)},
+      {"reportingController", options_.reporting_controller},
+      {"reportingInstance", options_.reporting_instance},
+      {"action", cut(action, 128)},
+      {"reason", cut(reason, 128)},
+      {"note", note_text},
+      {"type", type_name},
+      {"regarding", std::move(regarding_ref)},
+  };
+  Series s;
+  s.namespace_name = event_ns;
+  s.event_name = body["metadata"]["name"].get<std::string>();
+  s.last_seen = now;
+  s.last_seen_wall = wall;
+  series_[key] = std::move(s);
+  enqueueLocked(Op{Op::Create, key, std::move(body)});
+}
+
+void EventRecorder::flushSeriesLocked(std::deque<Op>& out, bool all) {
+  const Clock::TimePoint now = clock_.now();
+  for (auto it = series_.begin(); it != series_.end();) {
+    Series& s = it->second;
+    if (s.count > s.flushed_count && !s.event_name.empty()) {
+      s.flushed_count = s.count;
+      out.push_back(Op{Op::PatchSeries, it->first, Json()});
+    }
+    if (!all && now - s.last_seen >= options_.series_window) {
+      it = series_.erase(it);  // finished series
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = buckets_.begin(); it != buckets_.end();) {
+    // A full bucket carries no information.
+    const double elapsed = std::chrono::duration<double>(now - it->second.last).count();
+    const double per_second = 1.0 / std::chrono::duration<double>(options_.refill_every).count();
+    if (it->second.tokens + elapsed * per_second >= options_.burst) {
+      it = buckets_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void EventRecorder::send(const Op& op) {
+  if (op.kind == Op::Create) {
+    const std::string ns = op.body["metadata"]["namespace"].get<std::string>();
+    kube::Api api(client_, kube::resources::events(), ns);
+    auto created = api.create(op.body);
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (created.ok()) {
+      ++stats_.created;
+    } else {
+      ++stats_.failed;
+      spdlog::warn("events: cannot create {} ({}): {}", op.body["metadata"]["name"].dump(),
+                   op.body["reason"].get<std::string>(), created.error().describe());
+    }
+    return;
+  }
+  std::string ns;
+  std::string name;
+  Json patch;
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    auto it = series_.find(op.key);
+    if (it == series_.end()) {
+      return;
+    }
+    ns = it->second.namespace_name;
+    name = it->second.event_name;
+    patch = {{"series",
+              {{"count", it->second.count},
+               {"lastObservedTime", kube::formatMicroTime(it->second.last_seen_wall)}}}};
+  }
+  kube::Api api(client_, kube::resources::events(), ns);
+  auto patched = api.patch(name, kube::MergePatch{std::move(patch)});
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (patched.ok()) {
+    ++stats_.series_patches;
+  } else {
+    ++stats_.failed;
+    spdlog::warn("events: cannot update the series of {}/{}: {}", ns, name,
+                 patched.error().describe());
+  }
+}
+
+void EventRecorder::run(std::stop_token stop) {
+  Clock::TimePoint next_flush = clock_.now() + options_.flush_period;
+  while (true) {
+    std::deque<Op> batch;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      clock_.waitUntil(cv_, lock, stop, next_flush, [this] { return !pending_.empty(); });
+      const bool stopping = stop.stop_requested();
+      batch.swap(pending_);
+      if (stopping || clock_.now() >= next_flush) {
+        flushSeriesLocked(batch, stopping);
+        next_flush = clock_.now() + options_.flush_period;
+      }
+      sending_ = !batch.empty();
+      if (batch.empty() && stopping) {
+        cv_.notify_all();
+        return;
+      }
+    }
+    for (const Op& op : batch) {
+      send(op);
+    }
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      sending_ = false;
+      cv_.notify_all();
+    }
+    if (stop.stop_requested()) {
+      // One last pass sends what arrived meanwhile, then the loop returns.
+      std::lock_guard<std::mutex> guard(mutex_);
+      if (pending_.empty()) {
+        return;
+      }
+    }
+  }
+}
+
+void EventRecorder::flushForTest() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [this] { return pending_.empty() && !sending_; });
+}
+
+}  // namespace kvc::runtime

@@ -1,0 +1,464 @@
+#include "kvc/runtime/informer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <utility>
+
+namespace kvc::runtime {
+namespace {
+
+constexpr const char* kLastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+
+std::vector<std::string> splitPointer(const std::string& pointer) {
+  std::vector<std::string> tokens;
+  std::size_t pos = 0;
+  if (!pointer.empty() && pointer[0] == '/') {
+    pos = 1;
+  }
+  while (pos <= pointer.size()) {
+    const std::size_t slash = pointer.find('/', pos);
+    std::string token =
+        pointer.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+    // RFC 6901 unescaping: ~1 is '/', ~0 is '~'.
+    std::string unescaped;
+    for (std::size_t i = 0; i < token.size(); ++i) {
+      const bool escape =
+          token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1');
+      if (escape) {
+        unescaped += token[i + 1] == '1' ? '/' : '~';
+        ++i;
+      } else {
+        unescaped += token[i];
+      }
+    }
+    tokens.push_back(std::move(unescaped));
+    if (slash == std::string::npos) {
+      break;
+    }
+    pos = slash + 1;
+  }
+  return tokens;
+}
+
+// Copies the part of `src` that `tokens[i..]` selects into `dst`; "*" walks every array element.
+void project(const Json& src, const std::vector<std::string>& tokens, std::size_t i, Json& dst) {
+  if (i == tokens.size()) {
+    dst = src;
+    return;
+  }
+  const std::string& token = tokens[i];
+  if (token == "*" && src.is_array()) {
+    if (!dst.is_array()) {
+      dst = Json::array();
+    }
+    for (std::size_t k = 0; k < src.size(); ++k) {
+      if (dst.size() <= k) {
+        dst.push_back(src[k].is_object() ? Json::object() : Json());
+      }
+      project(src[k], tokens, i + 1, dst[k]);
+    }
+    return;
+  }
+  if (src.is_object()) {
+    auto it = src.find(token);
+    if (it == src.end()) {
+      return;
+    }
+    if (!dst.is_object()) {
+      dst = Json::object();
+    }
+    project(*it, tokens, i + 1, dst[token]);
+  }
+}
+
+std::string metaString(const Json& object, const char* key) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) {
+    return {};
+  }
+  auto it = meta->find(key);
+  return it != meta->end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+void stripForCache(Json& object) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) {
+    return;
+  }
+  meta->erase("managedFields");
+  auto annotations = meta->find("annotations");
+  if (annotations != meta->end() && annotations->is_object()) {
+    annotations->erase(kLastApplied);
+    if (annotations->empty()) {
+      meta->erase("annotations");
+    }
+  }
+}
+
+Transform keepFields(std::vector<std::string> json_pointers) {
+  std::vector<std::vector<std::string>> paths;
+  static const char* const kIdentity[] = {
+      "/apiVersion",
+      "/kind",
+      "/metadata/name",
+      "/metadata/namespace",
+      "/metadata/uid",
+      "/metadata/resourceVersion",
+      "/metadata/generation",
+      "/metadata/deletionTimestamp",
+      "/metadata/labels",
+      "/metadata/ownerReferences",
+      "/metadata/finalizers",
+  };
+  for (const char* p : kIdentity) {
+    paths.push_back(splitPointer(p));
+  }
+  for (const std::string& p : json_pointers) {
+    paths.push_back(splitPointer(p));
+  }
+  return [paths = std::move(paths)](Json& object) {
+    stripForCache(object);
+    Json out = Json::object();
+    for (const auto& tokens : paths) {
+      project(object, tokens, 0, out);
+    }
+    object = std::move(out);
+  };
+}
+
+Informer::Informer(kube::ClientPtr client, InformerOptions options, const Clock& clock)
+    : client_(client), api_(client, options.resource, options.namespace_name),
+      options_(std::move(options)), clock_(clock) {}
+
+Informer::~Informer() { stop(); }
+
+void Informer::addIndex(const std::string& name, IndexFunc fn) {
+  store_.addIndex(name, std::move(fn));
+}
+
+void Informer::addEventHandler(EventHandler handler) { handlers_.push_back(std::move(handler)); }
+
+void Informer::start() {
+  if (started_) {
+    return;
+  }
+  started_ = true;
+  dispatcher_ = std::jthread([this](std::stop_token stop) { dispatch(stop); });
+  reflector_ = std::jthread([this](std::stop_token stop) { reflect(stop); });
+}
+
+void Informer::stop() {
+  if (reflector_.joinable()) {
+    reflector_.request_stop();
+    reflector_.join();
+  }
+  if (dispatcher_.joinable()) {
+    dispatcher_.request_stop();
+    dispatcher_.join();
+  }
+}
+
+bool Informer::waitForSync(std::chrono::milliseconds timeout, std::stop_token stop) const {
+  std::unique_lock<std::mutex> lock(sync_mutex_);
+  return sync_cv_.wait_for(lock, stop, timeout, [this] { return synced_.load(); });
+}
+
+InformerStats Informer::stats() const {
+  std::lock_guard<std::mutex> guard(stats_mutex_);
+  return stats_;
+}
+
+ObjectPtr Informer::prepare(Json&& object) const {
+  if (!object.contains("apiVersion")) {
+    object["apiVersion"] = options_.resource.apiVersion();
+  }
+  if (!object.contains("kind")) {
+    object["kind"] = options_.resource.kind;
+  }
+  if (options_.transform) {
+    options_.transform(object);
+  }
+  return std::make_shared<const Json>(std::move(object));
+}
+
+void Informer::push(Note note) {
+  std::lock_guard<std::mutex> guard(notes_mutex_);
+  notes_.push_back(std::move(note));
+  notes_cv_.notify_all();
+}
+
+void Informer::push(std::vector<Note> notes) {
+  std::lock_guard<std::mutex> guard(notes_mutex_);
+  for (Note& note : notes) {
+    notes_.push_back(std::move(note));
+  }
+  notes_cv_.notify_all();
+}
+
+kube::ApiStatus Informer::listAndReplace(std::stop_token stop, bool initial) {
+  kube::ListParams params;
+  params.label_selector = options_.label_selector;
+  params.field_selector = options_.field_selector;
+  params.limit = options_.page_size;
+  std::map<std::string, ObjectPtr> fresh;
+  std::string list_version;
+  while (true) {
+    auto page = api_.list(params, stop);
+    if (!page.ok()) {
+      if (page.error().isGone() && !params.continue_token.empty()) {
+        // The continue token expired mid-list: start the list over.
+        spdlog::info("informer {}: continue token expired, listing again",
+                     options_.resource.qualifiedName());
+        fresh.clear();
+        params.continue_token.clear();
+        continue;
+      }
+      return page.error();
+    }
+    for (Json& item : page->items) {
+      ObjectPtr object = prepare(std::move(item));
+      std::string key = kube::object::key(*object);
+      fresh[std::move(key)] = std::move(object);
+    }
+    page->items.clear();
+    list_version = page->resource_version;
+    if (page->continue_token.empty()) {
+      break;
+    }
+    params.continue_token = page->continue_token;
+  }
+  std::vector<Note> notes;
+  notes.reserve(fresh.size());
+  for (const auto& [key, object] : fresh) {
+    ObjectPtr old = store_.get(key);
+    if (!old) {
+      notes.push_back(Note{NoteType::Add, nullptr, object, initial});
+    } else if (kube::object::resourceVersion(*old) != kube::object::resourceVersion(*object)) {
+      notes.push_back(Note{NoteType::Update, old, object, false});
+    }
+  }
+  std::map<std::string, ObjectPtr> old = store_.replace(std::move(fresh));
+  for (auto& [key, object] : old) {
+    if (!store_.get(key)) {
+      notes.push_back(Note{NoteType::Delete, nullptr, std::move(object), true});
+    }
+  }
+  if (initial) {
+    notes.push_back(Note{NoteType::Synced, nullptr, nullptr, false});
+  }
+  resource_version_ = list_version;
+  {
+    std::lock_guard<std::mutex> guard(stats_mutex_);
+    ++stats_.lists;
+    stats_.resource_version = list_version;
+  }
+  push(std::move(notes));
+  return kube::Done{};
+}
+
+Informer::WatchOutcome Informer::watchOnce(std::stop_token stop,
+                                           std::optional<kube::ApiError>& error) {
+  kube::WatchParams params;
+  params.label_selector = options_.label_selector;
+  params.field_selector = options_.field_selector;
+  params.resource_version = resource_version_;
+  params.allow_bookmarks = true;
+  const auto min = options_.min_watch_timeout.count();
+  params.timeout_seconds =
+      min + static_cast<std::int64_t>(options_.random() * static_cast<double>(min));
+  {
+    std::lock_guard<std::mutex> guard(stats_mutex_);
+    ++stats_.watches;
+  }
+  WatchOutcome outcome = WatchOutcome::Closed;
+  auto result = api_.watch(
+      params,
+      [&](kube::WatchEvent&& event) {
+        switch (event.type) {
+        case kube::WatchEventType::Added:
+        case kube::WatchEventType::Modified: {
+          std::string version = metaString(event.object, "resourceVersion");
+          ObjectPtr object = prepare(std::move(event.object));
+          ObjectPtr old = store_.upsert(kube::object::key(*object), object);
+          if (old) {
+            push(Note{NoteType::Update, std::move(old), std::move(object), false});
+          } else {
+            push(Note{NoteType::Add, nullptr, std::move(object), false});
+          }
+          resource_version_ = std::move(version);
+          break;
+        }
+        case kube::WatchEventType::Deleted: {
+          std::string version = metaString(event.object, "resourceVersion");
+          ObjectPtr object = prepare(std::move(event.object));
+          ObjectPtr old = store_.remove(kube::object::key(*object));
+          push(Note{NoteType::Delete, nullptr, old ? std::move(old) : std::move(object), false});
+          resource_version_ = std::move(version);
+          break;
+        }
+        case kube::WatchEventType::Bookmark: {
+          resource_version_ = metaString(event.object, "resourceVersion");
+          std::lock_guard<std::mutex> guard(stats_mutex_);
+          ++stats_.bookmarks;
+          stats_.resource_version = resource_version_;
+          return !stop.stop_requested();
+        }
+        case kube::WatchEventType::Error: {
+          kube::ApiError e = kube::errorFromStatus(event.object);
+          outcome = e.isGone() ? WatchOutcome::Gone : WatchOutcome::Failed;
+          error = std::move(e);
+          return false;
+        }
+        }
+        std::lock_guard<std::mutex> guard(stats_mutex_);
+        ++stats_.events;
+        stats_.resource_version = resource_version_;
+        return !stop.stop_requested();
+      },
+      stop);
+  if (!result.ok()) {
+    if (result.error().reason() == kube::ErrorReason::Cancelled || stop.stop_requested()) {
+      return WatchOutcome::Stopped;
+    }
+    error = result.error();
+    return result.error().isGone() ? WatchOutcome::Gone : WatchOutcome::Failed;
+  }
+  if (stop.stop_requested()) {
+    return WatchOutcome::Stopped;
+  }
+  return outcome;
+}
+
+void Informer::reflect(std::stop_token stop) {
+  const std::string name = options_.resource.qualifiedName();
+  Backoff backoff(options_.backoff_initial, options_.backoff_max, 2.0, 1.0, options_.random);
+  bool need_list = true;
+  bool initial = true;
+  while (!stop.stop_requested()) {
+    if (need_list) {
+      auto listed = listAndReplace(stop, initial);
+      if (!listed.ok()) {
+        if (stop.stop_requested()) {
+          return;
+        }
+        Clock::Duration wait = backoff.next();
+        if (listed.error().retryAfter()) {
+          wait = std::max<Clock::Duration>(wait, *listed.error().retryAfter());
+        }
+        spdlog::warn("informer {}: list failed, retrying in {} ms: {}", name,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(wait).count(),
+                     listed.error().describe());
+        clock_.sleepFor(stop, wait);
+        continue;
+      }
+      spdlog::debug("informer {}: listed {} objects at resourceVersion {}", name, store_.size(),
+                    resource_version_);
+      need_list = false;
+      initial = false;
+    }
+    std::optional<kube::ApiError> error;
+    switch (watchOnce(stop, error)) {
+    case WatchOutcome::Stopped: return;
+    case WatchOutcome::Closed: backoff.reset(); break;
+    case WatchOutcome::Gone: {
+      spdlog::info("informer {}: resourceVersion {} is gone ({}); relisting", name,
+                   resource_version_, error ? error->message() : std::string("410"));
+      std::lock_guard<std::mutex> guard(stats_mutex_);
+      ++stats_.relists_on_gone;
+      need_list = true;
+      break;
+    }
+    case WatchOutcome::Failed: {
+      {
+        std::lock_guard<std::mutex> guard(stats_mutex_);
+        ++stats_.watch_failures;
+      }
+      // Connection trouble and throttling resume the watch; anything else relists.
+      const bool resume = error && (error->reason() == kube::ErrorReason::Transport ||
+                                    error->reason() == kube::ErrorReason::Deadline ||
+                                    error->isTooManyRequests() || error->isTimeout() ||
+                                    error->reason() == kube::ErrorReason::ServiceUnavailable);
+      Clock::Duration wait = backoff.next();
+      if (error && error->retryAfter()) {
+        wait = std::max<Clock::Duration>(wait, *error->retryAfter());
+      }
+      spdlog::warn("informer {}: watch failed ({}); {} in {} ms", name,
+                   error ? error->describe() : std::string("unknown error"),
+                   resume ? "watching again" : "relisting",
+                   std::chrono::duration_cast<std::chrono::milliseconds>(wait).count());
+      need_list = !resume;
+      clock_.sleepFor(stop, wait);
+      break;
+    }
+    }
+  }
+}
+
+void Informer::deliver(const Note& note) {
+  switch (note.type) {
+  case NoteType::Add:
+    for (const EventHandler& h : handlers_) {
+      if (h.on_add) {
+        h.on_add(note.object, note.flag);
+      }
+    }
+    break;
+  case NoteType::Update:
+    for (const EventHandler& h : handlers_) {
+      if (h.on_update) {
+        h.on_update(note.old_object, note.object);
+      }
+    }
+    break;
+  case NoteType::Delete:
+    for (const EventHandler& h : handlers_) {
+      if (h.on_delete) {
+        h.on_delete(note.object, note.flag);
+      }
+    }
+    break;
+  case NoteType::Synced: {
+    std::lock_guard<std::mutex> guard(sync_mutex_);
+    synced_ = true;
+    sync_cv_.notify_all();
+    break;
+  }
+  }
+}
+
+void Informer::dispatch(std::stop_token stop) {
+  const bool resync = options_.resync_period > Clock::Duration::zero();
+  Clock::TimePoint next_resync =
+      resync ? clock_.now() + options_.resync_period : Clock::TimePoint::max();
+  while (!stop.stop_requested()) {
+    std::deque<Note> batch;
+    {
+      std::unique_lock<std::mutex> lock(notes_mutex_);
+      clock_.waitUntil(notes_cv_, lock, stop, next_resync, [this] { return !notes_.empty(); });
+      if (stop.stop_requested()) {
+        return;
+      }
+      batch.swap(notes_);
+    }
+    for (const Note& note : batch) {
+      deliver(note);
+    }
+    if (resync && clock_.now() >= next_resync) {
+      if (synced_) {
+        for (const ObjectPtr& object : store_.list()) {
+          for (const EventHandler& h : handlers_) {
+            if (h.on_update) {
+              h.on_update(object, object);
+            }
+          }
+        }
+      }
+      next_resync = clock_.now() + options_.resync_period;
+    }
+  }
+}
+
+}  // namespace kvc::runtime

@@ -1,0 +1,31 @@
+#pragma once
+// The Settings as the webhook applies them: decoded from the `gpustack-settings` ConfigMap in
+// the informer's cache, so an edit takes effect on the next admission without a restart.
+//
+// An absent ConfigMap or key means the built-in default. A malformed value (a boolean Setting
+// that is not "true"/"false") keeps the last good Settings and is logged once per version of
+// the ConfigMap, rather than flipping the webhook's behaviour on a typo.
+
+#include <mutex>
+#include <string>
+
+#include "kvc/api/settings.h"
+#include "kvc/runtime/store.h"
+
+namespace kvc::webhook {
+
+class SettingsCache {
+public:
+  // `configMaps` caches the ConfigMaps of the operator namespace; it must outlive this.
+  explicit SettingsCache(const runtime::Cache& configMaps);
+
+  api::Settings current() const;
+
+private:
+  const runtime::Cache& configMaps_;
+  mutable std::mutex mutex_;
+  mutable std::string decodedVersion_ = "<none>";
+  mutable api::Settings settings_;
+};
+
+}  // namespace kvc::webhook

@@ -1,0 +1,162 @@
+#include "kvc/webhook/injection_events.h"
+
+#include <spdlog/spdlog.h>
+
+#include "kvc/kube/resource.h"
+
+namespace kvc::webhook {
+namespace {
+
+constexpr std::size_t kOwnerCacheLimit = 4096;
+
+// The controller owner reference of an object, or null.
+Json controllerOwner(const Json& object) {
+  const Json owners = object.value(Json::json_pointer("/metadata/ownerReferences"), Json::array());
+  for (const Json& owner : owners) {
+    if (owner.value("controller", false)) {
+      return owner;
+    }
+  }
+  return Json();
+}
+
+Json reference(const std::string& apiVersion, const std::string& kind, const std::string& ns,
+               const std::string& name, const std::string& uid) {
+  Json object = {{"apiVersion", apiVersion}, {"kind", kind},
+                 {"metadata", {{"namespace", ns}, {"name", name}}}};
+  if (!uid.empty()) {
+    object["metadata"]["uid"] = uid;
+  }
+  return object;
+}
+
+}  // namespace
+
+InjectionEvents::InjectionEvents(kube::ClientPtr client,
+                                 std::shared_ptr<runtime::EventRecorder> recorder,
+                                 std::size_t maxQueued)
+    : client_(std::move(client)), recorder_(std::move(recorder)), maxQueued_(maxQueued),
+      worker_([this] { run(); }) {}
+
+InjectionEvents::~InjectionEvents() { stop(); }
+
+void InjectionEvents::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) {
+      return;
+    }
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) {
+    worker_.join();
+  }
+}
+
+void InjectionEvents::onInjection(const AdmissionRequest& request,
+                                  const policy::Decision& decision, std::chrono::nanoseconds) {
+  if (request.dryRun || (decision.verdict != policy::Verdict::Injected &&
+                         decision.verdict != policy::Verdict::Refused)) {
+    return;
+  }
+  Pending pending;
+  pending.pod = {{"metadata", request.object.value("metadata", Json::object())}};
+  pending.pod["metadata"].erase("annotations");  // only identity and owners are needed
+  pending.ns = request.ns;
+  if (decision.verdict == policy::Verdict::Refused) {
+    pending.refused = true;
+    pending.reason = std::string(policy::refusalReasonName(decision.refusal->reason));
+    pending.note = decision.refusal->message;
+  } else {
+    const policy::InjectionSummary& s = *decision.summary;
+    pending.note = "Injected " + std::string(policy::engineRecordName(s.engine)) +
+                   " client configuration (" + std::string(s.render.vehicle) + ") into container " +
+                   s.container + " from KVCachePoolBinding " + s.resolution.binding +
+                   " (pool " + s.resolution.pool + ", domain " + s.resolution.domain.name + ")";
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (queue_.size() >= maxQueued_) {
+      return;  // a burst beyond what Events can usefully say; the metrics still count it
+    }
+    queue_.push_back(std::move(pending));
+  }
+  wake_.notify_one();
+}
+
+Json InjectionEvents::regardingFor(const Pending& pending) {
+  const Json owner = controllerOwner(pending.pod);
+  const std::string podName =
+      pending.pod.value(Json::json_pointer("/metadata/name"),
+                        pending.pod.value(Json::json_pointer("/metadata/generateName"),
+                                          std::string("pod")));
+  if (owner.is_null()) {
+    return reference("v1", "Pod", pending.ns, podName, "");
+  }
+  Json regarding = reference(owner.value("apiVersion", std::string()),
+                             owner.value("kind", std::string()), pending.ns,
+                             owner.value("name", std::string()), owner.value("uid", std::string()));
+  if (owner.value("kind", "") != "ReplicaSet" || owner.value("apiVersion", "") != "apps/v1") {
+    return regarding;
+  }
+  // A ReplicaSet's Pods belong to its Deployment, which is what `kubectl describe` is run on.
+  const std::string key = pending.ns + "/" + owner.value("name", std::string());
+  auto cached = replicaSetOwners_.find(key);
+  if (cached == replicaSetOwners_.end()) {
+    if (replicaSetOwners_.size() >= kOwnerCacheLimit) {
+      replicaSetOwners_.clear();
+    }
+    kube::ResourceType replicaSets{"apps", "v1", "ReplicaSet", "replicasets", true};
+    auto replicaSet = kube::Api(client_, replicaSets, pending.ns)
+                          .withTimeout(std::chrono::seconds(5))
+                          .getOptional(owner.value("name", std::string()));
+    Json deployment;
+    if (replicaSet.ok() && replicaSet->has_value()) {
+      deployment = controllerOwner(**replicaSet);
+    }
+    cached = replicaSetOwners_.emplace(key, deployment).first;
+  }
+  if (!cached->second.is_null()) {
+    regarding = reference(cached->second.value("apiVersion", std::string()),
+                          cached->second.value("kind", std::string()), pending.ns,
+                          cached->second.value("name", std::string()),
+                          cached->second.value("uid", std::string()));
+  }
+  return regarding;
+}
+
+void InjectionEvents::run() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) {
+      if (stopping_) {
+        break;
+      }
+      continue;
+    }
+    Pending pending = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    const Json regarding = regardingFor(pending);
+    if (pending.refused) {
+      recorder_->event(regarding, runtime::EventType::Warning, "KVCacheInjectionRefused",
+                       "Inject", pending.reason + ": " + pending.note);
+    } else {
+      recorder_->event(regarding, runtime::EventType::Normal, "KVCacheInjected", "Inject",
+                       pending.note);
+    }
+    lock.lock();
+    busy_ = false;
+    idle_.notify_all();
+  }
+}
+
+void InjectionEvents::flushForTest() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+}
+
+}  // namespace kvc::webhook

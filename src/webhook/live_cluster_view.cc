@@ -1,0 +1,66 @@
+#include "kvc/webhook/live_cluster_view.h"
+
+#include "kvc/kube/resource.h"
+
+namespace kvc::webhook {
+namespace {
+
+template <typename T>
+policy::Lookup<T> decoded(const Json& object, Result<T> (*decode)(const Json&)) {
+  Result<T> value = decode(object);
+  if (!value.ok()) {
+    return value.status();
+  }
+  return std::optional<T>(std::move(value).value());
+}
+
+// Reads `name` live; NotFound is an answer (nullopt), anything else an error.
+template <typename T>
+policy::Lookup<T> liveRead(const kube::Api& api, std::string_view name,
+                           Result<T> (*decode)(const Json&)) {
+  kube::ApiResult<std::optional<Json>> object = api.getOptional(name);
+  if (!object.ok()) {
+    return object.status();
+  }
+  if (!object->has_value()) {
+    return std::optional<T>();
+  }
+  return decoded(**object, decode);
+}
+
+// From the cache, or live on a miss (or without a cache).
+template <typename T>
+policy::Lookup<T> cachedRead(const runtime::Cache* cache, const kube::Api& api,
+                             std::string_view name, Result<T> (*decode)(const Json&)) {
+  if (cache != nullptr) {
+    if (runtime::ObjectPtr object = cache->get(std::string(name))) {
+      return decoded(*object, decode);
+    }
+  }
+  return liveRead(api, name, decode);
+}
+
+}  // namespace
+
+LiveClusterView::LiveClusterView(kube::ClientPtr client, const runtime::Cache* pools,
+                                 const runtime::Cache* backends,
+                                 std::chrono::milliseconds timeout)
+    : bindings_(kube::Api(client, kube::resources::kvCachePoolBindings()).withTimeout(timeout)),
+      poolsApi_(kube::Api(client, kube::resources::kvCachePools()).withTimeout(timeout)),
+      backendsApi_(kube::Api(client, kube::resources::kvCacheBackends()).withTimeout(timeout)),
+      pools_(pools), backends_(backends) {}
+
+policy::Lookup<api::KVCachePoolBinding> LiveClusterView::binding(std::string_view ns,
+                                                                 std::string_view name) const {
+  return liveRead(bindings_.inNamespace(std::string(ns)), name, &api::bindingFromJson);
+}
+
+policy::Lookup<api::KVCachePool> LiveClusterView::pool(std::string_view name) const {
+  return cachedRead(pools_, poolsApi_, name, &api::poolFromJson);
+}
+
+policy::Lookup<api::KVCacheBackend> LiveClusterView::backend(std::string_view name) const {
+  return cachedRead(backends_, backendsApi_, name, &api::backendFromJson);
+}
+
+}  // namespace kvc::webhook

@@ -1,0 +1,321 @@
+// `kvcache operator` processes against the real control plane: the observedGeneration
+// controller, probes and metrics, graceful shutdown, and Lease failover measured after SIGKILL.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iomanip>
+#include <numeric>
+#include <regex>
+#include <sstream>
+
+#include "harness.h"
+#include "kvc/runtime/observed_generation.h"
+
+namespace kvc::it {
+namespace {
+
+namespace fs = std::filesystem;
+using kube::Api;
+
+Json binding(const std::string& name) {
+  return Json{{"apiVersion", "worker.gpustack.ai/v1"},
+              {"kind", "KVCachePoolBinding"},
+              {"metadata", {{"name", name}}},
+              {"spec",
+               {{"poolRef", {{"name", "shared-dram"}}},
+                {"quota", {{"ceiling", "1Gi"}}},
+                {"domain", {{"blockSize", 16}, {"dtype", "fp8"}}}}}};
+}
+
+// One `kvcache operator` process with its log and its probe/metrics addresses.
+class Operator {
+public:
+  Operator(const ClusterEnv& env, const std::string& ns, const std::string& identity,
+           const std::vector<std::string>& extra = {})
+      : identity_(identity),
+        log_path_((fs::temp_directory_path() / uniqueName("kvc-it-" + identity)).string() +
+                  ".log") {
+    std::vector<std::string> argv = {kvcacheBinary(),
+                                     "operator",
+                                     "--kubeconfig=" + env.get("KUBECONFIG"),
+                                     "--namespace=" + ns,
+                                     "--watch-namespace=" + ns,
+                                     "--lease-name=kvcache-operator",
+                                     "--identity=" + identity,
+                                     "--health-addr=127.0.0.1:0",
+                                     "--metrics-addr=127.0.0.1:0",
+                                     "--webhook-port=0",  // the webhooks have their own tests
+                                     "--log-level=debug"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    process_ = std::make_unique<Process>(argv, log_path_);
+  }
+  ~Operator() {
+    process_.reset();
+    if (!::testing::Test::HasFailure()) {
+      fs::remove(log_path_);
+    } else {
+      std::cerr << "--- log of " << identity_ << " (" << log_path_ << ") kept\n";
+    }
+  }
+
+  Process& process() { return *process_; }
+  const std::string& identity() const { return identity_; }
+
+  // The address printed in the log after `marker` ("127.0.0.1:PORT"), once it appears.
+  std::string address(const std::string& marker) {
+    std::string found;
+    waitFor(
+        [&] {
+          const std::string log = process_->log();
+          const std::regex re(marker + "http://([0-9.]+:[0-9]+)/");
+          std::smatch m;
+          if (std::regex_search(log, m, re)) {
+            found = m[1];
+            return true;
+          }
+          return !process_->running();
+        },
+        std::chrono::seconds(30));
+    return found;
+  }
+  std::pair<int, std::string> get(const std::string& marker, const std::string& path) {
+    const std::string addr = address(marker);
+    if (addr.empty()) {
+      return {0, "no address in the log:\n" + process_->log()};
+    }
+    kube::Config config;
+    config.server = "http://" + addr;
+    config.timeout = std::chrono::seconds(5);
+    kube::HttpRequest r;
+    r.method = "GET";
+    r.url = path;
+    auto answer = (*kube::Client::create(config))->send(r);
+    if (answer.ok()) {
+      return {answer->status, answer->body};
+    }
+    return {answer.error().httpStatus(), answer.error().describe()};
+  }
+  std::pair<int, std::string> health(const std::string& path) {
+    return get("health probes on ", path);
+  }
+  std::pair<int, std::string> metrics() { return get("metrics on ", "/metrics"); }
+  // 1 or 0 from leader_election_master_status, -1 when unreadable.
+  int leaderGauge() {
+    const auto m = metrics();
+    const std::regex re("leader_election_master_status\\{name=\"kvcache-operator\"\\} ([01])");
+    std::smatch match;
+    if (m.first == 200 && std::regex_search(m.second, match, re)) {
+      return std::stoi(match[1]);
+    }
+    return -1;
+  }
+
+private:
+  std::string identity_;
+  std::string log_path_;
+  std::unique_ptr<Process> process_;
+};
+
+std::string holder(const Api& leases) {
+  auto lease = leases.get("kvcache-operator");
+  if (!lease.ok()) {
+    return "";
+  }
+  return (*lease)["spec"].value("holderIdentity", std::string());
+}
+
+std::int64_t observedGeneration(const Api& bindings, const std::string& name) {
+  auto b = bindings.get(name);
+  if (!b.ok() || !(*b).contains("status")) {
+    return 0;
+  }
+  return (*b)["status"].value("observedGeneration", std::int64_t{0});
+}
+
+TEST(OperatorIntegrationTest, KeepsObservedGenerationInStepAndTouchesNothingElse) {
+  const ClusterEnv env = ClusterEnv::fromEnvironment();
+  auto client = adminClient(env);
+  ASSERT_NE(client, nullptr);
+  TestNamespace ns(client, "opgen");
+  Api bindings(client, kube::resources::kvCachePoolBindings(), ns.name());
+  ASSERT_TRUE(bindings.create(binding("b")).ok());
+
+  Operator op(env, ns.name(), "op-gen");
+  ASSERT_TRUE(waitFor([&] { return observedGeneration(bindings, "b") == 1; },
+                      std::chrono::seconds(60)))
+      << op.process().log();
+
+  // Another writer owns other status fields.
+  kube::PatchParams writer;
+  writer.field_manager = "kvc-it-status-writer";
+  ASSERT_TRUE(bindings
+                  .patchStatus("b",
+                               kube::MergePatch{Json{{"status",
+                                                      {{"phase", "Ready"},
+                                                       {"phaseMessage", "written by the test"}}}}},
+                               writer)
+                  .ok());
+  ASSERT_TRUE(bindings.patch("b", kube::MergePatch{Json{{"spec", {{"quota", {{"ceiling", "3Gi"}}}}}}})
+                  .ok());
+  ASSERT_TRUE(waitFor([&] { return observedGeneration(bindings, "b") == 2; },
+                      std::chrono::seconds(60)));
+  auto b = bindings.get("b");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ((*b)["status"]["phase"], "Ready");
+  EXPECT_EQ((*b)["status"]["phaseMessage"], "written by the test");
+  bool found = false;
+  for (const Json& entry : (*b)["metadata"]["managedFields"]) {
+    if (entry["manager"] == runtime::kObservedGenerationManager) {
+      found = true;
+      EXPECT_EQ(entry["operation"], "Apply");
+      EXPECT_EQ(entry["subresource"], "status");
+      EXPECT_EQ(entry["fieldsV1"], Json::parse(R"({"f:status":{"f:observedGeneration":{}}})"));
+    }
+  }
+  EXPECT_TRUE(found) << (*b)["metadata"]["managedFields"].dump(2);
+
+  // In step, the controller writes nothing more (level-based, no write loop).
+  const std::string version = kube::object::resourceVersion(*b);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(kube::object::resourceVersion(*bindings.get("b")), version);
+
+  EXPECT_EQ(op.health("/healthz").first, 200);
+  EXPECT_EQ(op.health("/readyz").first, 200);
+  const auto metrics = op.metrics();
+  EXPECT_EQ(metrics.first, 200);
+  EXPECT_NE(metrics.second.find("controller_runtime_reconcile_total{controller="
+                                "\"binding-observed-generation\",result=\"success\"}"),
+            std::string::npos)
+      << metrics.second;
+  EXPECT_NE(metrics.second.find("kvcache_informer_objects{resource=\"kvcachepoolbindings."
+                                "worker.gpustack.ai\"} 1"),
+            std::string::npos);
+
+  // SIGTERM: a clean exit that releases the Lease.
+  Api leases(client, kube::resources::leases(), ns.name());
+  EXPECT_EQ(holder(leases), "op-gen");
+  op.process().signal(SIGTERM);
+  EXPECT_EQ(op.process().wait(std::chrono::seconds(30)), 0) << op.process().log();
+  EXPECT_EQ(holder(leases), "");
+}
+
+struct Failover {
+  double after_kill = 0;        // s from SIGKILL to the other replica holding the Lease
+  double after_last_renew = 0;  // s from the killed leader's last renewTime to the takeover
+};
+
+TEST(OperatorIntegrationTest, ExactlyOneReplicaLeadsAndSigkillMovesTheLeaseInTime) {
+  const ClusterEnv env = ClusterEnv::fromEnvironment();
+  auto client = adminClient(env);
+  ASSERT_NE(client, nullptr);
+  TestNamespace ns(client, "failover");
+  Api leases(client, kube::resources::leases(), ns.name());
+  constexpr double kLease = 15.0;
+  constexpr double kRetry = 2.0;
+  constexpr int kTrials = 3;
+  std::vector<Failover> results;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const std::string a_id = "replica-a" + std::to_string(trial);
+    const std::string b_id = "replica-b" + std::to_string(trial);
+    Operator a(env, ns.name(), a_id);
+    Operator b(env, ns.name(), b_id);
+    ASSERT_TRUE(waitFor(
+        [&] {
+          const std::string h = holder(leases);
+          return h == a_id || h == b_id;
+        },
+        std::chrono::seconds(60)));
+    // Exactly one leads: the Lease names it and only its gauge says 1.
+    ASSERT_TRUE(waitFor([&] { return a.leaderGauge() + b.leaderGauge() == 1; },
+                        std::chrono::seconds(30)))
+        << a.leaderGauge() << " " << b.leaderGauge();
+    Operator& leader = holder(leases) == a_id ? a : b;
+    Operator& standby = &leader == &a ? b : a;
+    EXPECT_EQ(leader.leaderGauge(), 1);
+    EXPECT_EQ(standby.leaderGauge(), 0);
+    // Standbys run their informers too, and report ready once synced.
+    EXPECT_TRUE(waitFor([&] { return standby.health("/readyz").first == 200; },
+                        std::chrono::seconds(30)));
+    // Let the leader renew a few times, then kill it without warning.
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000 + 700 * trial));
+    leader.process().signal(SIGKILL);
+    const auto killed = std::chrono::steady_clock::now();
+    const auto killed_wall = std::chrono::system_clock::now();
+    ASSERT_TRUE(leader.process().wait(std::chrono::seconds(10)).has_value());
+    auto before = leases.get("kvcache-operator");
+    ASSERT_TRUE(before.ok());
+    const auto last_renew = kube::parseTime((*before)["spec"]["renewTime"].get<std::string>());
+    ASSERT_TRUE(last_renew.ok());
+    ASSERT_TRUE(waitFor([&] { return holder(leases) == standby.identity(); },
+                        std::chrono::seconds(60), std::chrono::milliseconds(20)));
+    const auto took = std::chrono::steady_clock::now();
+    const auto took_wall = std::chrono::system_clock::now();
+    Failover f;
+    f.after_kill = std::chrono::duration<double>(took - killed).count();
+    f.after_last_renew = std::chrono::duration<double>(took_wall - *last_renew).count();
+    results.push_back(f);
+    std::cout << "[ MEASURED ] trial " << trial << ": lease moved " << std::fixed
+              << std::setprecision(2) << f.after_kill << " s after SIGKILL ("
+              << f.after_last_renew << " s after the killed leader's last renewal, "
+              << std::chrono::duration<double>(killed_wall - *last_renew).count()
+              << " s of which before the kill)" << std::endl;
+    // The bound that follows from client-go's semantics: the standby last saw the record
+    // change at most one jittered retry (2.2 x RetryPeriod) after the kill, and tries at the
+    // expiry it computes from that observation.
+    EXPECT_LE(f.after_kill, kLease + 2.2 * kRetry + 1.0);
+    EXPECT_GE(f.after_last_renew, kLease - 0.5);  // never before the lease could expire
+    ASSERT_TRUE(waitFor([&] { return standby.leaderGauge() == 1; }, std::chrono::seconds(10)));
+    // Graceful stop of the new leader releases the Lease for the next trial.
+    standby.process().signal(SIGTERM);
+    EXPECT_EQ(standby.process().wait(std::chrono::seconds(30)), 0) << standby.process().log();
+    EXPECT_EQ(holder(leases), "");
+  }
+  std::vector<double> kills;
+  for (const Failover& f : results) {
+    kills.push_back(f.after_kill);
+  }
+  std::sort(kills.begin(), kills.end());
+  const double within = static_cast<double>(std::count_if(
+      kills.begin(), kills.end(), [&](double s) { return s <= kLease + kRetry; }));
+  std::cout << "[ MEASURED ] failover after SIGKILL over " << kills.size()
+            << " trials: min " << kills.front() << " s, median " << kills[kills.size() / 2]
+            << " s, max " << kills.back() << " s; " << within << "/" << kills.size()
+            << " within LeaseDuration + RetryPeriod = " << kLease + kRetry << " s" << std::endl;
+}
+
+TEST(OperatorIntegrationTest, AGracefulStopHandsTheLeaseOverWithinARetry) {
+  const ClusterEnv env = ClusterEnv::fromEnvironment();
+  auto client = adminClient(env);
+  ASSERT_NE(client, nullptr);
+  TestNamespace ns(client, "handover");
+  Api leases(client, kube::resources::leases(), ns.name());
+  Operator a(env, ns.name(), "first");
+  ASSERT_TRUE(waitFor([&] { return holder(leases) == "first"; }, std::chrono::seconds(60)));
+  Operator b(env, ns.name(), "second");
+  ASSERT_TRUE(waitFor([&] { return b.leaderGauge() == 0; }, std::chrono::seconds(30)));
+  a.process().signal(SIGTERM);
+  const auto stopped = std::chrono::steady_clock::now();
+  EXPECT_EQ(a.process().wait(std::chrono::seconds(30)), 0);
+  ASSERT_TRUE(waitFor([&] { return holder(leases) == "second"; }, std::chrono::seconds(30),
+                      std::chrono::milliseconds(20)));
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+  std::cout << "[ MEASURED ] graceful handover (SIGTERM, Lease released): " << took << " s"
+            << std::endl;
+  // A released Lease (holder "", 1 s duration) is taken at the standby's next try.
+  EXPECT_LE(took, 2.2 * 2.0 + 1.0 + 1.0);
+}
+
+TEST(OperatorIntegrationTest, BadFlagsAndBadTimingAreRefusedWithExitCode2) {
+  auto [code, output] = run({kvcacheBinary(), "operator", "--lease-duration=5s",
+                             "--renew-deadline=5s", "--kubeconfig=/nonexistent"});
+  EXPECT_NE(code, 0) << output;
+  auto [code2, output2] = run({kvcacheBinary(), "operator", "--lease-duration=soon"});
+  EXPECT_EQ(code2, 2) << output2;
+  EXPECT_NE(output2.find("--lease-duration"), std::string::npos) << output2;
+}
+
+}  // namespace
+}  // namespace kvc::it

@@ -1,0 +1,411 @@
+// Leader election timing with client-go's semantics, on an in-memory lock and a fake clock.
+#include "kvc/runtime/leader_election.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <thread>
+
+namespace kvc::runtime {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// The Lease as shared memory: a record plus a version, compare-and-swap on update.
+struct SharedLease {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::optional<LeaderElectionRecord> record;
+  std::int64_t version = 0;
+  bool fail = false;  // the API server is unreachable
+  int writes = 0;
+};
+
+// LeaseLock
+class MemoryLock final : public LeaseLock {
+public:
+  MemoryLock(std::shared_ptr<SharedLease> lease, std::string identity)
+      : lease_(std::move(lease)), identity_(std::move(identity)) {}
+
+  Result<std::optional<LeaderElectionRecord>> get(milliseconds) override {
+    std::lock_guard<std::mutex> guard(lease_->mutex);
+    if (lease_->fail) {
+      return unavailable("connection refused");
+    }
+    read_version_ = lease_->version;
+    return lease_->record;
+  }
+  Status create(const LeaderElectionRecord& record, milliseconds) override {
+    std::lock_guard<std::mutex> guard(lease_->mutex);
+    if (lease_->fail) {
+      return unavailable("connection refused");
+    }
+    if (lease_->record) {
+      return alreadyExists("lease exists");
+    }
+    lease_->record = record;
+    read_version_ = ++lease_->version;
+    ++lease_->writes;
+    lease_->changed.notify_all();
+    return okStatus();
+  }
+  Status update(const LeaderElectionRecord& record, milliseconds) override {
+    std::lock_guard<std::mutex> guard(lease_->mutex);
+    if (lease_->fail) {
+      return unavailable("connection refused");
+    }
+    if (read_version_ != lease_->version) {
+      return aborted("the object has been modified");
+    }
+    lease_->record = record;
+    read_version_ = ++lease_->version;
+    ++lease_->writes;
+    lease_->changed.notify_all();
+    return okStatus();
+  }
+  Status watch(const std::function<void(std::optional<LeaderElectionRecord>)>& on_change,
+               std::stop_token stop) override {
+    if (!watchable_) {
+      return LeaseLock::watch(on_change, stop);
+    }
+    std::unique_lock<std::mutex> lock(lease_->mutex);
+    std::int64_t seen = -1;
+    while (!stop.stop_requested()) {
+      if (lease_->version != seen) {
+        seen = lease_->version;
+        const auto record = lease_->record;
+        lock.unlock();
+        on_change(record);
+        lock.lock();
+        continue;
+      }
+      lease_->changed.wait_for(lock, std::chrono::milliseconds(1));
+    }
+    return okStatus();
+  }
+  void setWatchable(bool w) { watchable_ = w; }
+  const std::string& identity() const override { return identity_; }
+  std::string describe() const override { return "test/lease"; }
+
+private:
+  std::shared_ptr<SharedLease> lease_;
+  std::string identity_;
+  std::int64_t read_version_ = -1;
+  bool watchable_ = false;
+};
+
+LeaderElectionConfig configFor(std::shared_ptr<SharedLease> lease, const std::string& id) {
+  LeaderElectionConfig c;
+  c.lock = std::make_shared<MemoryLock>(std::move(lease), id);
+  c.lease_duration = seconds(15);
+  c.renew_deadline = seconds(10);
+  c.retry_period = seconds(2);
+  c.name = "test";
+  c.random = [] { return 0.0; };
+  return c;
+}
+
+std::unique_ptr<LeaderElector> elector(std::shared_ptr<SharedLease> lease, const std::string& id,
+                                       const Clock& clock) {
+  auto e = LeaderElector::create(configFor(std::move(lease), id), clock);
+  EXPECT_TRUE(e.ok()) << e.status().toString();
+  return std::move(e).value();
+}
+
+TEST(LeaderElectionConfigTest, TimingMustNest) {
+  auto lease = std::make_shared<SharedLease>();
+  auto c = configFor(lease, "a");
+  EXPECT_TRUE(validateLeaderElectionConfig(c).ok());
+  c.lease_duration = seconds(10);  // == renew deadline
+  EXPECT_EQ(validateLeaderElectionConfig(c).code(), StatusCode::InvalidArgument);
+  c = configFor(lease, "a");
+  c.renew_deadline = milliseconds(2400);  // == 1.2 x retry period
+  EXPECT_FALSE(validateLeaderElectionConfig(c).ok());
+  c.renew_deadline = milliseconds(2401);
+  EXPECT_TRUE(validateLeaderElectionConfig(c).ok());
+  c = configFor(lease, "a");
+  c.retry_period = Clock::Duration::zero();
+  EXPECT_FALSE(validateLeaderElectionConfig(c).ok());
+  c = configFor(lease, "");
+  EXPECT_FALSE(validateLeaderElectionConfig(c).ok());
+  EXPECT_FALSE(LeaderElector::create(c, realClock()).ok());
+}
+
+TEST(LeaderElectorTest, TheFirstCandidateCreatesTheLease) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto a = elector(lease, "a", clock);
+  EXPECT_TRUE(a->tryAcquireOrRenew());
+  EXPECT_TRUE(a->isLeader());
+  ASSERT_TRUE(lease->record.has_value());
+  EXPECT_EQ(lease->record->holder_identity, "a");
+  EXPECT_EQ(lease->record->lease_duration_seconds, 15);
+  EXPECT_EQ(lease->record->leader_transitions, 0);
+  EXPECT_EQ(lease->record->renew_time, clock.wallNow());
+}
+
+TEST(LeaderElectorTest, ACandidateWaitsAWholeLeaseDurationOfItsOwnClock) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto a = elector(lease, "a", clock);
+  auto b = elector(lease, "b", clock);
+  ASSERT_TRUE(a->tryAcquireOrRenew());
+  // b first sees the record now; the Lease's own timestamps do not matter.
+  EXPECT_FALSE(b->tryAcquireOrRenew());
+  EXPECT_EQ(b->leader(), "a");
+  EXPECT_FALSE(b->isLeader());
+  clock.advance(seconds(14));
+  EXPECT_FALSE(b->tryAcquireOrRenew());  // unchanged record, 14 s < 15 s since observed
+  clock.advance(seconds(1));
+  EXPECT_TRUE(b->tryAcquireOrRenew());  // 15 s without a change: expired
+  EXPECT_EQ(lease->record->holder_identity, "b");
+  EXPECT_EQ(lease->record->leader_transitions, 1);
+}
+
+TEST(LeaderElectorTest, ARenewalRestartsTheStandbysObservationClock) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto a = elector(lease, "a", clock);
+  auto b = elector(lease, "b", clock);
+  ASSERT_TRUE(a->tryAcquireOrRenew());
+  EXPECT_FALSE(b->tryAcquireOrRenew());
+  clock.advance(seconds(10));
+  ASSERT_TRUE(a->tryAcquireOrRenew());  // renew: the record changes
+  clock.advance(seconds(6));             // 16 s since b first looked, 6 s since the renewal
+  EXPECT_FALSE(b->tryAcquireOrRenew());  // b sees a new record: its clock restarts now
+  clock.advance(seconds(14));
+  EXPECT_FALSE(b->tryAcquireOrRenew());
+  clock.advance(seconds(1));
+  EXPECT_TRUE(b->tryAcquireOrRenew());
+}
+
+TEST(LeaderElectorTest, RenewingKeepsTheAcquireTimeAndTransitions) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto a = elector(lease, "a", clock);
+  ASSERT_TRUE(a->tryAcquireOrRenew());
+  const auto acquired = lease->record->acquire_time;
+  clock.advance(seconds(2));
+  ASSERT_TRUE(a->tryAcquireOrRenew());
+  EXPECT_EQ(lease->record->acquire_time, acquired);
+  EXPECT_EQ(lease->record->renew_time, clock.wallNow());
+  EXPECT_EQ(lease->record->leader_transitions, 0);
+}
+
+TEST(LeaderElectorTest, ALostCompareAndSwapMeansNoLeadership) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto a = elector(lease, "a", clock);
+  auto b = elector(lease, "b", clock);
+  auto c = elector(lease, "c", clock);
+  ASSERT_TRUE(a->tryAcquireOrRenew());
+  EXPECT_FALSE(b->tryAcquireOrRenew());
+  EXPECT_FALSE(c->tryAcquireOrRenew());
+  clock.advance(seconds(16));
+  // Both standbys read the same expired record; only the first update can win.
+  EXPECT_TRUE(b->tryAcquireOrRenew());
+  EXPECT_FALSE(c->tryAcquireOrRenew());  // c re-reads: b's fresh record is not expired
+  EXPECT_EQ(lease->record->holder_identity, "b");
+}
+
+TEST(LeaderElectorTest, ReleaseLetsAStandbyTakeOverAfterOneSecond) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto a = elector(lease, "a", clock);
+  auto b = elector(lease, "b", clock);
+  ASSERT_TRUE(a->tryAcquireOrRenew());
+  EXPECT_FALSE(b->tryAcquireOrRenew());
+  ASSERT_TRUE(a->release());
+  EXPECT_EQ(lease->record->holder_identity, "");
+  EXPECT_EQ(lease->record->lease_duration_seconds, 1);
+  EXPECT_FALSE(a->isLeader());
+  // An empty holder may be taken at once.
+  EXPECT_TRUE(b->tryAcquireOrRenew());
+  EXPECT_EQ(lease->record->leader_transitions, 1);
+}
+
+TEST(LeaderElectorTest, HealthFailsWhenTheLeaderStopsRenewing) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto a = elector(lease, "a", clock);
+  EXPECT_TRUE(a->check(seconds(20)).ok());  // not leading: healthy
+  ASSERT_TRUE(a->tryAcquireOrRenew());
+  clock.advance(seconds(35));
+  EXPECT_TRUE(a->check(seconds(20)).ok());
+  clock.advance(seconds(1));
+  EXPECT_EQ(a->check(seconds(20)).code(), StatusCode::Unavailable);
+}
+
+// Advances the fake clock in steps, letting the elector thread reach its next wait each time.
+void advanceInSteps(FakeClock& clock, Clock::Duration total, Clock::Duration step) {
+  for (Clock::Duration done{}; done < total; done += step) {
+    while (clock.waiters() == 0) {
+      std::this_thread::yield();
+    }
+    clock.advance(step);
+  }
+}
+
+TEST(LeaderElectorTest, RunLeadsUntilStoppedThenReleases) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto config = configFor(lease, "a");
+  std::atomic<int> started{0};
+  std::atomic<int> stopped{0};
+  config.callbacks.on_started_leading = [&] { ++started; };
+  config.callbacks.on_stopped_leading = [&] { ++stopped; };
+  auto a = LeaderElector::create(std::move(config), clock);
+  ASSERT_TRUE(a.ok());
+  std::stop_source stop;
+  std::thread runner([&] { (*a)->run(stop.get_token()); });
+  advanceInSteps(clock, seconds(10), milliseconds(500));
+  EXPECT_EQ(started, 1);
+  EXPECT_TRUE((*a)->isLeader());
+  {
+    std::lock_guard<std::mutex> guard(lease->mutex);
+    EXPECT_GE(lease->writes, 5);  // renewed every retry period
+  }
+  stop.request_stop();
+  runner.join();
+  EXPECT_EQ(stopped, 1);
+  EXPECT_EQ(lease->record->holder_identity, "");  // released
+}
+
+TEST(LeaderElectorTest, RunGivesUpLeadershipWhenRenewalsFailPastTheDeadline) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto config = configFor(lease, "a");
+  std::atomic<int> stopped{0};
+  config.callbacks.on_stopped_leading = [&] { ++stopped; };
+  auto a = LeaderElector::create(std::move(config), clock);
+  ASSERT_TRUE(a.ok());
+  std::thread runner([&] { (*a)->run(std::stop_token()); });
+  advanceInSteps(clock, seconds(4), milliseconds(500));
+  ASSERT_TRUE((*a)->isLeader());
+  {
+    std::lock_guard<std::mutex> guard(lease->mutex);
+    lease->fail = true;
+  }
+  const Clock::TimePoint failed_at = clock.now();
+  // The renew loop retries every 2 s and gives up at the 10 s renew deadline.
+  while (stopped == 0) {
+    while (clock.waiters() == 0 && stopped == 0) {
+      std::this_thread::yield();
+    }
+    if (stopped == 0) {
+      clock.advance(milliseconds(500));
+    }
+  }
+  runner.join();
+  const auto lost_after = clock.now() - failed_at;
+  EXPECT_GE(lost_after, seconds(10));
+  EXPECT_LE(lost_after, seconds(10) + seconds(2) + milliseconds(500));
+  EXPECT_FALSE((*a)->isLeader());
+}
+
+TEST(LeaderElectorTest, AStandbyTakesOverWithinLeaseDurationPlusRetryPeriod) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto leader = elector(lease, "a", clock);
+  ASSERT_TRUE(leader->tryAcquireOrRenew());
+  auto config = configFor(lease, "b");
+  std::atomic<bool> elected{false};
+  config.callbacks.on_started_leading = [&] { elected = true; };
+  config.random = [] { return 0.99; };  // the longest jitter: retries at 2 x 2.2 s spacing
+  auto b = LeaderElector::create(std::move(config), clock);
+  ASSERT_TRUE(b.ok());
+  std::stop_source stop;
+  std::thread runner([&] { (*b)->run(stop.get_token()); });
+  // "a" dies right after its last renewal; b must win no later than lease + retry period after.
+  const Clock::TimePoint died = clock.now();
+  while (!elected) {
+    while (clock.waiters() == 0 && !elected) {
+      std::this_thread::yield();
+    }
+    if (!elected) {
+      clock.advance(milliseconds(100));
+    }
+  }
+  const auto takeover = clock.now() - died;
+  EXPECT_GE(takeover, seconds(15));
+  EXPECT_LE(takeover, seconds(15) + seconds(2));
+  stop.request_stop();
+  runner.join();
+}
+
+TEST(LeaderElectorTest, AWatchingStandbyTakesOverOneLeaseDurationAfterTheLastRenewal) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto leader = elector(lease, "a", clock);
+  ASSERT_TRUE(leader->tryAcquireOrRenew());
+  auto config = configFor(lease, "b");
+  auto lock = std::make_shared<MemoryLock>(lease, "b");
+  lock->setWatchable(true);
+  config.lock = lock;
+  config.random = [] { return 0.99; };  // the longest jitter: the watch must not depend on it
+  std::atomic<bool> elected{false};
+  config.callbacks.on_started_leading = [&] { elected = true; };
+  auto b = LeaderElector::create(std::move(config), clock);
+  ASSERT_TRUE(b.ok());
+  std::stop_source stop;
+  std::thread runner([&] { (*b)->run(stop.get_token()); });
+  // The leader renews at 0.5 s, 1.0 s, ... 3.0 s, then dies; b sees each renewal as it happens.
+  for (int i = 0; i < 6; ++i) {
+    while (clock.waiters() == 0) {
+      std::this_thread::yield();
+    }
+    clock.advance(milliseconds(500));
+    ASSERT_TRUE(leader->tryAcquireOrRenew());
+    const LeaderElectionRecord renewed = *lease->record;
+    while (!((*b)->observedRecord() == renewed)) {
+      std::this_thread::yield();
+    }
+  }
+  const Clock::TimePoint last_renewal = clock.now();
+  while (!elected) {
+    while (clock.waiters() == 0 && !elected) {
+      std::this_thread::yield();
+    }
+    if (!elected) {
+      clock.advance(milliseconds(100));
+    }
+  }
+  const auto takeover = clock.now() - last_renewal;
+  EXPECT_GE(takeover, seconds(15));
+  EXPECT_LE(takeover, seconds(15) + milliseconds(100));
+  stop.request_stop();
+  runner.join();
+}
+
+TEST(LeaderElectorTest, AWatchingStandbyTakesAReleasedLeaseAtOnce) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto leader = elector(lease, "a", clock);
+  ASSERT_TRUE(leader->tryAcquireOrRenew());
+  auto config = configFor(lease, "b");
+  auto lock = std::make_shared<MemoryLock>(lease, "b");
+  lock->setWatchable(true);
+  config.lock = lock;
+  std::atomic<bool> elected{false};
+  config.callbacks.on_started_leading = [&] { elected = true; };
+  auto b = LeaderElector::create(std::move(config), clock);
+  ASSERT_TRUE(b.ok());
+  std::stop_source stop;
+  std::thread runner([&] { (*b)->run(stop.get_token()); });
+  while (clock.waiters() == 0) {
+    std::this_thread::yield();
+  }
+  ASSERT_TRUE(leader->release());
+  // No clock movement at all: the watch sees the release and b tries at once.
+  while (!elected) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(lease->record->holder_identity, "b");
+  stop.request_stop();
+  runner.join();
+}
+
+}  // namespace
+}  // namespace kvc::runtime

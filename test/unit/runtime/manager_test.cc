@@ -1,0 +1,203 @@
+// The manager end to end against the fake API server: it takes the Lease, syncs its informer,
+// starts the observedGeneration controller, serves its probes and metrics, and on stop drains
+// the controller and releases the Lease.
+#include "kvc/runtime/manager.h"
+
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <thread>
+
+#include "fake_apiserver.h"
+#include "kvc/runtime/observed_generation.h"
+
+namespace kvc::runtime {
+namespace {
+
+using testing::FakeApiServer;
+using testing::FakeRequest;
+using testing::FakeResourceServer;
+using testing::ResponseWriter;
+
+bool eventually(const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+// Leases in one namespace with optimistic concurrency, as the API server keeps them.
+class FakeLeases {
+public:
+  void handle(const FakeRequest& r, ResponseWriter& out) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    const std::string prefix = "/apis/coordination.k8s.io/v1/namespaces/gpustack-system/leases";
+    if (r.method == "POST" && r.path == prefix) {
+      if (lease_) {
+        out.respond(409, testing::statusBody(409, "AlreadyExists", "exists"));
+        return;
+      }
+      lease_ = Json::parse(r.body);
+      (*lease_)["metadata"]["resourceVersion"] = std::to_string(++rv_);
+      out.respond(201, lease_->dump());
+      return;
+    }
+    if (r.path != prefix + "/kvcache-operator") {
+      out.respond(404, testing::statusBody(404, "NotFound", "no"));
+      return;
+    }
+    if (r.method == "GET") {
+      if (!lease_) {
+        out.respond(404, testing::statusBody(404, "NotFound", "leases \"kvcache-operator\""));
+      } else {
+        out.respond(200, lease_->dump());
+      }
+      return;
+    }
+    if (r.method == "PUT") {
+      Json update = Json::parse(r.body);
+      if (!lease_ || update["metadata"]["resourceVersion"] != (*lease_)["metadata"]["resourceVersion"]) {
+        out.respond(409, testing::statusBody(409, "Conflict", "the object has been modified"));
+        return;
+      }
+      lease_ = update;
+      (*lease_)["metadata"]["resourceVersion"] = std::to_string(++rv_);
+      out.respond(200, lease_->dump());
+      return;
+    }
+    out.respond(405, testing::statusBody(405, "MethodNotAllowed", "no"));
+  }
+  std::string holder() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return lease_ ? (*lease_)["spec"].value("holderIdentity", std::string()) : std::string();
+  }
+
+private:
+  std::mutex mutex_;
+  std::optional<Json> lease_;
+  int rv_ = 0;
+};
+
+std::pair<int, std::string> get(const std::string& address, const std::string& path) {
+  kube::Config config;
+  config.server = "http://" + address;
+  kube::HttpRequest request;
+  request.method = "GET";
+  request.url = path;
+  auto answer = (*kube::Client::create(config))->send(request);
+  if (answer.ok()) {
+    return {answer->status, answer->body};
+  }
+  return {answer.error().httpStatus(), answer.error().message()};
+}
+
+TEST(ManagerTest, LeadsRunsTheControllerServesProbesAndReleasesOnStop) {
+  FakeApiServer server;
+  FakeLeases leases;
+  FakeResourceServer bindings("/apis/worker.gpustack.ai/v1/kvcachepoolbindings",
+                              "worker.gpustack.ai/v1", "KVCachePoolBinding");
+  std::mutex mutex;
+  std::vector<Json> status_patches;
+  server.setHandler([&](const FakeRequest& r, ResponseWriter& out) {
+    if (r.path.find("/leases") != std::string::npos) {
+      leases.handle(r, out);
+    } else if (r.method == "PATCH" && r.path.ends_with("/status")) {
+      std::lock_guard<std::mutex> guard(mutex);
+      status_patches.push_back(Json::parse(r.body));
+      EXPECT_EQ(r.headers.at("content-type"), "application/apply-patch+yaml");
+      EXPECT_EQ(r.param("fieldManager"), "kvcache-operator-observed-generation");
+      out.respond(200, r.body);
+    } else {
+      bindings.handle(r, out);
+    }
+  });
+  bindings.create(Json::parse(R"({"metadata":{"name":"b","namespace":"team-a","generation":2},
+      "spec":{"poolRef":"p"},"status":{"phase":"Bound"}})"));
+  bindings.create(Json::parse(R"({"metadata":{"name":"steady","namespace":"team-a",
+      "generation":1},"status":{"observedGeneration":1}})"));
+
+  auto client = *kube::Client::create(server.config());
+  ManagerOptions options;
+  options.identity = "replica-a";
+  options.lease_duration = std::chrono::seconds(3);
+  options.renew_deadline = std::chrono::seconds(2);
+  options.retry_period = std::chrono::milliseconds(500);
+  options.health_address = "127.0.0.1:0";
+  options.metrics_address = "127.0.0.1:0";
+  auto created = Manager::create(client, options);
+  ASSERT_TRUE(created.ok()) << created.status().toString();
+  Manager& manager = **created;
+  InformerOptions io;
+  io.resource = kube::resources::kvCachePoolBindings();
+  InformerPtr informer = manager.informerFor(io);
+  ControllerOptions co;
+  co.name = "observed-generation";
+  co.metrics = &manager.metrics();
+  auto controller = std::make_shared<Controller>(
+      std::move(co), std::make_shared<ObservedGenerationReconciler>(
+                         kube::Api(client, kube::resources::kvCachePoolBindings()),
+                         informer->cache()));
+  controller->watch(*informer);
+  manager.addController(controller);
+
+  std::stop_source stop;
+  Status result;
+  std::thread runner([&] { result = manager.run(stop.get_token()); });
+  ASSERT_TRUE(eventually([&] { return manager.isLeader(); }));
+  EXPECT_EQ(leases.holder(), "replica-a");
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> guard(mutex);
+    return !status_patches.empty();
+  }));
+  {
+    std::lock_guard<std::mutex> guard(mutex);
+    ASSERT_EQ(status_patches.size(), 1U);  // "steady" is already in step: no write
+    EXPECT_EQ(status_patches[0], Json::parse(R"({"apiVersion":"worker.gpustack.ai/v1",
+        "kind":"KVCachePoolBinding","metadata":{"name":"b","namespace":"team-a"},
+        "status":{"observedGeneration":2}})"));
+  }
+  EXPECT_EQ(get(manager.healthAddress(), "/healthz").first, 200);
+  EXPECT_EQ(get(manager.healthAddress(), "/readyz").first, 200);
+  const auto metrics = get(manager.metricsAddress(), "/metrics");
+  EXPECT_EQ(metrics.first, 200);
+  EXPECT_NE(metrics.second.find("leader_election_master_status{name=\"kvcache-operator\"} 1"),
+            std::string::npos)
+      << metrics.second;
+  EXPECT_NE(metrics.second.find("workqueue_depth{name=\"observed-generation\"}"),
+            std::string::npos);
+  EXPECT_NE(metrics.second.find("rest_client_requests_total{code=\"201\",method=\"POST\","
+                                "resource=\"leases\"}"),
+            std::string::npos)
+      << metrics.second;
+
+  stop.request_stop();
+  runner.join();
+  EXPECT_TRUE(result.ok()) << result.toString();
+  EXPECT_EQ(leases.holder(), "");  // released on shutdown
+  server.stop();
+}
+
+TEST(ManagerTest, RefusesBadLeaseTiming) {
+  FakeApiServer server;
+  ManagerOptions options;
+  options.lease_duration = std::chrono::seconds(5);
+  options.renew_deadline = std::chrono::seconds(5);
+  EXPECT_EQ(Manager::create(*kube::Client::create(server.config()), options).status().code(),
+            StatusCode::InvalidArgument);
+}
+
+TEST(ObservedGenerationTest, TheIntentCarriesOnlyIdentityAndTheOneField) {
+  const Json binding = Json::parse(R"({"apiVersion":"worker.gpustack.ai/v1",
+      "kind":"KVCachePoolBinding","metadata":{"name":"b","namespace":"n","generation":5,
+      "labels":{"x":"y"}},"spec":{"poolRef":"p"},"status":{"phase":"Bound"}})");
+  EXPECT_EQ(observedGenerationIntent(binding), Json::parse(R"({"apiVersion":
+      "worker.gpustack.ai/v1","kind":"KVCachePoolBinding","metadata":{"name":"b",
+      "namespace":"n"},"status":{"observedGeneration":5}})"));
+}
+
+}  // namespace
+}  // namespace kvc::runtime
