@@ -53,8 +53,9 @@ sed -e "s/@RPC@/$KVC_STORE_RPC/g" -e "s/@ADMIN@/$KVC_STORE_ADMIN/g" \
 # Register the Binding's reuse domain in the master's tenant ledger, as the pool controller does.
 curl -sf -X PUT -H 'Content-Type: application/json' \
   -d '{"requested_quota_bytes": 268435456}' \
-  "http://$KVC_STORE_ADMIN/api/v1/tenant_quotas/team-a-chat" >/dev/null || true
-kubectl get kvcb,kvcp && kubectl -n demo get kvcpb
+  "http://$KVC_STORE_ADMIN/api/v1/tenant_quotas?tenant_id=team-a-chat" >/dev/null
+kubectl get kvcb demo-store && kubectl get kvcp demo-pool && kubectl -n demo get kvcpb
+"$kvcache" store status --admin "$KVC_STORE_ADMIN" | sed -n '/TENANT LEDGER/,$p'
 
 banner "submitting a vLLM Pod, an SGLang Pod and a Pod launched through bash -lc"
 kubectl -n demo delete pod --all --wait=false >/dev/null 2>&1 || true
@@ -66,14 +67,14 @@ kubectl -n demo get pod vllm-chat -o json | jq '{
   "client-config (projected to /etc/gpustack/kvcache/mooncake.json)":
     (.metadata.annotations["kvcache.gpustack.ai/client-config"] | fromjson),
   args: .spec.containers[0].args,
-  env: [.spec.containers[0].env[] | {(.name): (.value // ("fieldRef " + .valueFrom.fieldRef.fieldPath))}] | add,
+  env: [.spec.containers[0].env[] | {(.name): (if .valueFrom then "fieldRef " + .valueFrom.fieldRef.fieldPath else (.value // "") end)}] | add,
   volume: [.spec.volumes[] | select(.name == "gpustack-kvcache-config")][0]}'
 
 banner "sglang-chat: what the webhook wrote"
 kubectl -n demo get pod sglang-chat -o json | jq '{
   injected: (.metadata.annotations["kvcache.gpustack.ai/injected"] | fromjson),
   args: .spec.containers[0].args,
-  env: [.spec.containers[0].env[] | {(.name): (.value // ("fieldRef " + .valueFrom.fieldRef.fieldPath))}] | add}'
+  env: [.spec.containers[0].env[] | {(.name): (if .valueFrom then "fieldRef " + .valueFrom.fieldRef.fieldPath else (.value // "") end)}] | add}'
 
 banner "vllm-scripted: refused at admission, with the fix"
 cat "$demo/refused.txt"

@@ -140,14 +140,12 @@ std::optional<Refusal> checkOwnedKeys(const Json& container, std::string_view co
 
   std::vector<std::string> conflicts;
   std::vector<std::string> dtype;
-  for (const Json& entry : [&]() -> const Json& {
-         static const Json kEmpty = Json::array();
-         const Json& env = member(container, "env");
-         return env.is_array() ? env : kEmpty;
-       }()) {
-    const Json& name = member(entry, "name");
-    if (name.is_string() && name.get<std::string>() == ownedEnv) {
-      conflicts.push_back("env " + std::string(ownedEnv));
+  const Json& env = member(container, "env");
+  if (env.is_array()) {
+    for (const Json& entry : env) {
+      if (member(entry, "name") == ownedEnv) {
+        conflicts.push_back("env " + std::string(ownedEnv));
+      }
     }
   }
   for (std::string_view word : flagWords(tokens)) {
