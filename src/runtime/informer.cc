@@ -358,9 +358,15 @@ void Informer::reflect(std::stop_token stop) {
                     resource_version_);
       need_list = false;
       initial = false;
+      backoff.reset();
     }
     std::optional<kube::ApiError> error;
-    switch (watchOnce(stop, error)) {
+    const std::uint64_t events_before = stats().events + stats().bookmarks;
+    const WatchOutcome outcome = watchOnce(stop, error);
+    if (stats().events + stats().bookmarks > events_before) {
+      backoff.reset();  // the watch worked for a while: start backing off from the beginning
+    }
+    switch (outcome) {
     case WatchOutcome::Stopped: return;
     case WatchOutcome::Closed: backoff.reset(); break;
     case WatchOutcome::Gone: {

@@ -384,14 +384,15 @@ void LeaderElector::observe(const LeaderElectionRecord& record) {
 }
 
 Clock::TimePoint LeaderElector::nextTryLocked(Clock::TimePoint last_try,
+                                              std::uint64_t tried_generation,
                                               Clock::TimePoint next_try) const {
   if (!have_observed_) {
     return next_try;
   }
   if (observed_record_.holder_identity.empty()) {
-    // Released (or never held) since the last try: try now. Otherwise the last try already
-    // saw it free and failed (an API error): wait for the jittered retry, never spin.
-    return observed_time_ > last_try ? observed_time_ : next_try;
+    // Released (or never held) as seen since the last try: try now. Otherwise the last try
+    // already saw it free and failed (an API error): wait for the jittered retry, never spin.
+    return observe_generation_ != tried_generation ? last_try : next_try;
   }
   // Try right at the expiry when it comes before the next jittered try (and after the last).
   const Clock::TimePoint expiry =
@@ -434,8 +435,9 @@ bool LeaderElector::acquire(std::stop_token stop) {
     const Clock::TimePoint next_try =
         clock_.now() + jitter(config_.retry_period, kJitterFactor, config_.random);
     std::unique_lock<std::mutex> lock(mutex_);
+    const std::uint64_t tried_generation = observe_generation_;
     while (!stop.stop_requested()) {
-      const Clock::TimePoint wake = nextTryLocked(last_try, next_try);
+      const Clock::TimePoint wake = nextTryLocked(last_try, tried_generation, next_try);
       if (clock_.now() >= wake) {
         break;
       }

@@ -261,11 +261,13 @@ TEST(OperatorIntegrationTest, ExactlyOneReplicaLeadsAndSigkillMovesTheLeaseInTim
               << f.after_last_renew << " s after the killed leader's last renewal, "
               << std::chrono::duration<double>(killed_wall - *last_renew).count()
               << " s of which before the kill)" << std::endl;
-    // The bound that follows from client-go's semantics: the standby last saw the record
-    // change at most one jittered retry (2.2 x RetryPeriod) after the kill, and tries at the
-    // expiry it computes from that observation.
-    EXPECT_LE(f.after_kill, kLease + 2.2 * kRetry + 1.0);
+    // Expiry is judged from when the standby saw the last renewal, and it watches the Lease,
+    // so it takes over one LeaseDuration after that renewal: within LeaseDuration +
+    // RetryPeriod of the kill, as the issue asks (client-go's polling alone would allow up to
+    // LeaseDuration + 2 x 2.2 x RetryPeriod).
+    EXPECT_LE(f.after_kill, kLease + kRetry);
     EXPECT_GE(f.after_last_renew, kLease - 0.5);  // never before the lease could expire
+    EXPECT_LE(f.after_last_renew, kLease + 1.0);
     ASSERT_TRUE(waitFor([&] { return standby.leaderGauge() == 1; }, std::chrono::seconds(10)));
     // Graceful stop of the new leader releases the Lease for the next trial.
     standby.process().signal(SIGTERM);
@@ -304,8 +306,9 @@ TEST(OperatorIntegrationTest, AGracefulStopHandsTheLeaseOverWithinARetry) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
   std::cout << "[ MEASURED ] graceful handover (SIGTERM, Lease released): " << took << " s"
             << std::endl;
-  // A released Lease (holder "", 1 s duration) is taken at the standby's next try.
-  EXPECT_LE(took, 2.2 * 2.0 + 1.0 + 1.0);
+  // A released Lease (holder "") is seen by the standby's watch and taken at once (without
+  // the watch: at its next jittered try, within 2.2 x RetryPeriod).
+  EXPECT_LE(took, 2.0);
 }
 
 TEST(OperatorIntegrationTest, BadFlagsAndBadTimingAreRefusedWithExitCode2) {

@@ -169,7 +169,8 @@ private:
   void observe(const LeaderElectionRecord& record);
   // When the next try should happen: the jittered `next_try`, or earlier when what was
   // observed since `last_try` says the Lease is free or about to expire (under mutex_).
-  Clock::TimePoint nextTryLocked(Clock::TimePoint last_try, Clock::TimePoint next_try) const;
+  Clock::TimePoint nextTryLocked(Clock::TimePoint last_try, std::uint64_t tried_generation,
+                                 Clock::TimePoint next_try) const;
 
   LeaderElectionConfig config_;
   const Clock& clock_;
