@@ -248,6 +248,56 @@ ApiResult<ObjectList> Api::list(const ListParams& params, std::stop_token stop) 
   return list;
 }
 
+ApiResult<ObjectList> Api::listEach(const ListParams& params,
+                                    const std::function<void(Json&& item)>& on_item,
+                                    std::stop_token stop) const {
+  auto request = timed(builder_.list(params));
+  if (!request.ok()) {
+    return ApiError(ErrorReason::Client, request.status().message());
+  }
+  auto response = client_->send(*request, resource().plural, std::move(stop));
+  if (!response.ok()) {
+    return response.error();
+  }
+  // Items are the objects that end at depth 2 inside the top-level "items" array.
+  std::string top_key;
+  bool in_items = false;
+  std::size_t seen = 0;
+  Json::parser_callback_t filter = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    using E = Json::parse_event_t;
+    if (depth == 1 && event == E::key) {
+      top_key = parsed.is_string() ? parsed.get<std::string>() : std::string();
+    } else if (depth == 1 && event == E::array_start) {
+      in_items = top_key == "items";
+    } else if (depth == 1 && event == E::array_end) {
+      in_items = false;
+    } else if (in_items && depth == 2 && event == E::object_end) {
+      ++seen;
+      on_item(std::move(parsed));
+      return false;  // not kept in the page's tree
+    }
+    return true;
+  };
+  Json top = Json::parse(response->body, filter, /*allow_exceptions=*/false);
+  response->body.clear();
+  response->body.shrink_to_fit();
+  if (top.is_discarded() || !top.is_object()) {
+    return ApiError(ErrorReason::Decode, request->url + ": the list answer is not a JSON object",
+                    response->status);
+  }
+  ObjectList list;
+  if (auto meta = top.find("metadata"); meta != top.end() && meta->is_object()) {
+    list.resource_version = meta->value("resourceVersion", std::string());
+    list.continue_token = meta->value("continue", std::string());
+    if (auto rem = meta->find("remainingItemCount");
+        rem != meta->end() && rem->is_number_integer()) {
+      list.remaining_item_count = rem->get<std::int64_t>();
+    }
+  }
+  static_cast<void>(seen);
+  return list;
+}
+
 ApiResult<ObjectList> Api::listAll(ListParams params, std::int64_t page_size,
                                    std::stop_token stop) const {
   ObjectList all;

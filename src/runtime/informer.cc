@@ -2,6 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <map>
 #include <utility>
 
@@ -171,7 +175,7 @@ InformerStats Informer::stats() const {
   return stats_;
 }
 
-ObjectPtr Informer::prepare(Json&& object) const {
+void Informer::prepare(Json& object) const {
   if (!object.contains("apiVersion")) {
     object["apiVersion"] = options_.resource.apiVersion();
   }
@@ -181,7 +185,6 @@ ObjectPtr Informer::prepare(Json&& object) const {
   if (options_.transform) {
     options_.transform(object);
   }
-  return std::make_shared<const Json>(std::move(object));
 }
 
 void Informer::push(Note note) {
@@ -203,51 +206,49 @@ kube::ApiStatus Informer::listAndReplace(std::stop_token stop, bool initial) {
   params.label_selector = options_.label_selector;
   params.field_selector = options_.field_selector;
   params.limit = options_.page_size;
-  std::map<std::string, ObjectPtr> fresh;
+  std::vector<Note> notes;
   std::string list_version;
+  // Page by page, item by item: parse, transform, pack, stage; only packed objects outlive
+  // their item, so a relist of thousands of objects neither peaks nor fragments the heap.
+  auto stage = [&](Json&& item) {
+    prepare(item);
+    const std::string key = kube::object::key(item);
+    Packed packed = packObject(item);
+    const std::string old_version = store_.version(key);
+    if (old_version.empty()) {
+      notes.push_back(Note{NoteType::Add, {}, {nullptr, packed}, initial});
+    } else if (old_version != kube::object::resourceVersion(item)) {
+      notes.push_back(
+          Note{NoteType::Update, {nullptr, store_.getPacked(key)}, {nullptr, packed}, false});
+    }
+    store_.stage(key, item, std::move(packed));
+  };
   while (true) {
-    auto page = api_.list(params, stop);
+    auto page = api_.listEach(params, stage, stop);
     if (!page.ok()) {
       if (page.error().isGone() && !params.continue_token.empty()) {
         // The continue token expired mid-list: start the list over.
         spdlog::info("informer {}: continue token expired, listing again",
                      options_.resource.qualifiedName());
-        fresh.clear();
+        notes.clear();
+        store_.discardStaged();
         params.continue_token.clear();
         continue;
       }
+      store_.discardStaged();
       return page.error();
     }
-    for (Json& item : page->items) {
-      ObjectPtr object = prepare(std::move(item));
-      std::string key = kube::object::key(*object);
-      fresh[std::move(key)] = std::move(object);
-    }
-    page->items.clear();
     list_version = page->resource_version;
     if (page->continue_token.empty()) {
       break;
     }
     params.continue_token = page->continue_token;
   }
-  std::vector<Note> notes;
-  notes.reserve(fresh.size());
-  for (const auto& [key, object] : fresh) {
-    ObjectPtr old = store_.get(key);
-    if (!old) {
-      notes.push_back(Note{NoteType::Add, nullptr, object, initial});
-    } else if (kube::object::resourceVersion(*old) != kube::object::resourceVersion(*object)) {
-      notes.push_back(Note{NoteType::Update, old, object, false});
-    }
-  }
-  std::map<std::string, ObjectPtr> old = store_.replace(std::move(fresh));
-  for (auto& [key, object] : old) {
-    if (!store_.get(key)) {
-      notes.push_back(Note{NoteType::Delete, nullptr, std::move(object), true});
-    }
+  for (auto& [key, packed] : store_.commitStaged()) {
+    notes.push_back(Note{NoteType::Delete, {}, {nullptr, std::move(packed)}, true});
   }
   if (initial) {
-    notes.push_back(Note{NoteType::Synced, nullptr, nullptr, false});
+    notes.push_back(Note{NoteType::Synced, {}, {}, false});
   }
   resource_version_ = list_version;
   {
@@ -256,6 +257,10 @@ kube::ApiStatus Informer::listAndReplace(std::stop_token stop, bool initial) {
     stats_.resource_version = list_version;
   }
   push(std::move(notes));
+#if defined(__GLIBC__)
+  // A list's pages were parsed and freed; give the pages back rather than keep the peak.
+  malloc_trim(0);
+#endif
   return kube::Done{};
 }
 
@@ -281,21 +286,29 @@ Informer::WatchOutcome Informer::watchOnce(std::stop_token stop,
         case kube::WatchEventType::Added:
         case kube::WatchEventType::Modified: {
           std::string version = metaString(event.object, "resourceVersion");
-          ObjectPtr object = prepare(std::move(event.object));
-          ObjectPtr old = store_.upsert(kube::object::key(*object), object);
+          prepare(event.object);
+          const std::string key = kube::object::key(event.object);
+          Packed packed = packObject(event.object);
+          Packed old = store_.upsert(key, event.object, std::move(packed));
+          auto object = std::make_shared<const Json>(std::move(event.object));
           if (old) {
-            push(Note{NoteType::Update, std::move(old), std::move(object), false});
+            push(Note{NoteType::Update, {nullptr, std::move(old)}, {std::move(object), nullptr},
+                      false});
           } else {
-            push(Note{NoteType::Add, nullptr, std::move(object), false});
+            push(Note{NoteType::Add, {}, {std::move(object), nullptr}, false});
           }
           resource_version_ = std::move(version);
           break;
         }
         case kube::WatchEventType::Deleted: {
           std::string version = metaString(event.object, "resourceVersion");
-          ObjectPtr object = prepare(std::move(event.object));
-          ObjectPtr old = store_.remove(kube::object::key(*object));
-          push(Note{NoteType::Delete, nullptr, old ? std::move(old) : std::move(object), false});
+          prepare(event.object);
+          Packed old = store_.remove(kube::object::key(event.object));
+          NoteObject gone = old ? NoteObject{nullptr, std::move(old)}
+                                : NoteObject{std::make_shared<const Json>(
+                                                 std::move(event.object)),
+                                             nullptr};
+          push(Note{NoteType::Delete, {}, std::move(gone), false});
           resource_version_ = std::move(version);
           break;
         }
@@ -405,27 +418,43 @@ void Informer::reflect(std::stop_token stop) {
 
 void Informer::deliver(const Note& note) {
   switch (note.type) {
-  case NoteType::Add:
+  case NoteType::Add: {
+    const ObjectPtr object = note.object.get();
+    if (!object) {
+      return;
+    }
     for (const EventHandler& h : handlers_) {
       if (h.on_add) {
-        h.on_add(note.object, note.flag);
+        h.on_add(object, note.flag);
       }
     }
     break;
-  case NoteType::Update:
+  }
+  case NoteType::Update: {
+    const ObjectPtr old_object = note.old_object.get();
+    const ObjectPtr object = note.object.get();
+    if (!object || !old_object) {
+      return;
+    }
     for (const EventHandler& h : handlers_) {
       if (h.on_update) {
-        h.on_update(note.old_object, note.object);
+        h.on_update(old_object, object);
       }
     }
     break;
-  case NoteType::Delete:
+  }
+  case NoteType::Delete: {
+    const ObjectPtr object = note.object.get();
+    if (!object) {
+      return;
+    }
     for (const EventHandler& h : handlers_) {
       if (h.on_delete) {
-        h.on_delete(note.object, note.flag);
+        h.on_delete(object, note.flag);
       }
     }
     break;
+  }
   case NoteType::Synced: {
     std::lock_guard<std::mutex> guard(sync_mutex_);
     synced_ = true;

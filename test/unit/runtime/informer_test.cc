@@ -268,10 +268,11 @@ TEST_F(InformerTest, IndexesAndProjectionsApplyToCachedObjects) {
   ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(5)));
   EXPECT_EQ(informer.cache().byIndex("app", "blue").size(), 2U);
   EXPECT_EQ(informer.cache().byIndex(kNamespaceIndex, "a").size(), 3U);
-  const Json& one = *informer.cache().get("a/one");
-  EXPECT_EQ(one["data"]["key"], "blue");
-  EXPECT_EQ(one["metadata"]["name"], "one");
-  EXPECT_FALSE(one["metadata"].contains("managedFields"));
+  const ObjectPtr one = informer.cache().get("a/one");
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ((*one)["data"]["key"], "blue");
+  EXPECT_EQ((*one)["metadata"]["name"], "one");
+  EXPECT_FALSE((*one)["metadata"].contains("managedFields"));
   ASSERT_TRUE(cms_.waitForOpenWatches(1));
   cms_.update(configMap("two", "blue"));
   ASSERT_TRUE(eventually([&] { return informer.cache().byIndex("app", "blue").size() == 3; }));
@@ -314,26 +315,47 @@ TEST(TransformTest, KeepFieldsWalksArraysWithAStar) {
       "status":{"phase":"Running"}})"));
 }
 
-TEST(StoreTest, ReplaceReindexesAndReturnsThePreviousContent) {
+TEST(StoreTest, CommitReplacesAtOnceReindexesAndReturnsWhatIsGone) {
   Store store;
   store.addIndex("first-letter", [](const Json& o) {
     return std::vector<std::string>{kube::object::name(o).substr(0, 1)};
   });
-  auto obj = [](const std::string& name) {
-    return std::make_shared<const Json>(Json{{"metadata", {{"name", name}}}});
+  auto put = [&](const std::string& name) {
+    const Json o = {{"metadata", {{"name", name}, {"resourceVersion", "1"}}}};
+    return store.upsert(name, o, packObject(o));
   };
-  EXPECT_EQ(store.upsert("apple", obj("apple")), nullptr);
-  EXPECT_NE(store.upsert("apple", obj("apple")), nullptr);
-  store.upsert("avocado", obj("avocado"));
+  EXPECT_EQ(put("apple"), nullptr);
+  EXPECT_NE(put("apple"), nullptr);
+  put("avocado");
   EXPECT_EQ(store.byIndex("first-letter", "a").size(), 2U);
-  auto old = store.replace({{"banana", obj("banana")}});
-  EXPECT_EQ(old.size(), 2U);
-  EXPECT_TRUE(store.byIndex("first-letter", "a").empty());
+  EXPECT_EQ(store.version("apple"), "1");
+  const Json banana = {{"metadata", {{"name", "banana"}}}};
+  const Json apple = {{"metadata", {{"name", "apple"}, {"resourceVersion", "2"}}}};
+  store.stage("banana", banana, packObject(banana));
+  store.stage("apple", apple, packObject(apple));
+  EXPECT_EQ(store.size(), 2U);  // staging is invisible until the commit
+  EXPECT_EQ(store.get("banana"), nullptr);
+  auto gone = store.commitStaged();
+  ASSERT_EQ(gone.size(), 1U);
+  EXPECT_EQ(gone[0].first, "avocado");
+  EXPECT_EQ((*unpackObject(gone[0].second))["metadata"]["name"], "avocado");
+  EXPECT_EQ(store.byIndex("first-letter", "a").size(), 1U);
   EXPECT_EQ(store.byIndex("first-letter", "b").size(), 1U);
+  EXPECT_EQ(store.version("apple"), "2");
   EXPECT_NE(store.remove("banana"), nullptr);
-  EXPECT_EQ(store.size(), 0U);
+  EXPECT_EQ(store.size(), 1U);
   EXPECT_TRUE(store.byIndex("first-letter", "b").empty());
   EXPECT_TRUE(store.byIndex("unknown", "x").empty());
+}
+
+TEST(StoreTest, PackedObjectsRoundTripExactly) {
+  const Json pod = Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p",
+      "labels":{"z":"1","a":"2"}},"spec":{"n":-3,"f":1.5,"b":true,"nil":null,"arr":[1,"x",{}]}})");
+  const Packed packed = packObject(pod);
+  EXPECT_LT(packed->size(), pod.dump().size());
+  EXPECT_EQ(*unpackObject(packed), pod);
+  EXPECT_EQ(unpackObject(packed)->dump(), pod.dump());  // key order kept
+  EXPECT_EQ(unpackObject(std::make_shared<const std::string>("\xc1")), nullptr);
 }
 
 }  // namespace

@@ -139,6 +139,12 @@ public:
   ApiResult<std::optional<Json>> getOptional(std::string_view name,
                                              std::stop_token stop = {}) const;
   ApiResult<ObjectList> list(const ListParams& params = {}, std::stop_token stop = {}) const;
+  // One page, handing each item to `on_item` as soon as it is parsed instead of building the
+  // whole page first (an informer's relist of thousands of objects never holds a page's
+  // parse tree). The returned list carries the metadata and no items.
+  ApiResult<ObjectList> listEach(const ListParams& params,
+                                 const std::function<void(Json&& item)>& on_item,
+                                 std::stop_token stop = {}) const;
   // Follows continue tokens until the last page; `page_size` items per request.
   ApiResult<ObjectList> listAll(ListParams params = {}, std::int64_t page_size = 500,
                                 std::stop_token stop = {}) const;

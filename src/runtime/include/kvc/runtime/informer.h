@@ -117,10 +117,17 @@ public:
 
 private:
   enum class NoteType { Add, Update, Delete, Synced };
+  // An object for a handler: already parsed (watch events), or packed and parsed on delivery
+  // (a list's objects, old versions), so a burst of notes does not hold parsed trees.
+  struct NoteObject {
+    ObjectPtr parsed;
+    Packed packed;
+    ObjectPtr get() const { return parsed ? parsed : unpackObject(packed); }
+  };
   struct Note {
     NoteType type;
-    ObjectPtr old_object;
-    ObjectPtr object;
+    NoteObject old_object;
+    NoteObject object;
     bool flag = false;  // in_initial_list / final_state_unknown
   };
   enum class WatchOutcome { Closed, Gone, Failed, Stopped };
@@ -128,7 +135,8 @@ private:
   void reflect(std::stop_token stop);
   kube::ApiStatus listAndReplace(std::stop_token stop, bool initial);
   WatchOutcome watchOnce(std::stop_token stop, std::optional<kube::ApiError>& error);
-  ObjectPtr prepare(Json&& object) const;
+  // Fills apiVersion/kind when a list left them out, then applies the transform.
+  void prepare(Json& object) const;
 
   void dispatch(std::stop_token stop);
   void push(Note note);
