@@ -31,6 +31,7 @@
 
 #include "kvc/kube/client.h"
 #include "kvc/kube/config.h"
+#include "kvc/runtime/allocator.h"
 #include "kvc/runtime/informer.h"
 #include "pod_fixture.h"
 
@@ -124,6 +125,9 @@ runtime::Transform podProjection() {
 
 int measure(const std::string& mode, const std::string& kubeconfig, const std::string& ns,
             int expect_updates) {
+  if (std::getenv("KVC_BENCH_DEFAULT_MALLOC") == nullptr) {
+    runtime::tuneAllocatorForCaches();  // as `kvcache operator` does
+  }
   auto client = clientFor(kubeconfig);
   std::vector<std::unique_ptr<runtime::Informer>> informers;
   auto add = [&](kube::ResourceType resource, std::string namespace_name,
@@ -188,6 +192,9 @@ int measure(const std::string& mode, const std::string& kubeconfig, const std::s
   const long rss = statusKib("VmRSS");
   const long hwm = statusKib("VmHWM");
   const struct mallinfo2 heap = mallinfo2();
+  if (std::getenv("KVC_BENCH_MALLOC_INFO") != nullptr) {
+    malloc_info(0, stderr);
+  }
   malloc_trim(0);
   const long rss_trimmed = statusKib("VmRSS");
   Json result = {{"mode", mode},

@@ -32,8 +32,9 @@ inline Json realisticPod(const std::string& ns, int i,
            {"MODEL_ID", "meta-llama/Meta-Llama-3-70B-Instruct"}}) {
     env.push_back({{"name", k}, {"value", v}});
   }
-  env.push_back({{"name", "POD_IP"},
-                 {"valueFrom", {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", "status.podIP"}}}}}});
+  env.push_back(
+      {{"name", "POD_IP"},
+       {"valueFrom", {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", "status.podIP"}}}}}});
   env.push_back(
       {{"name", "POD_NAME"},
        {"valueFrom", {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", "metadata.name"}}}}}});
@@ -133,7 +134,8 @@ inline Json runningStatus(int i) {
          {"image", image},
          {"imageID", std::string("docker.io/") + image + "@sha256:9f86d081884c7d659a2feaa0c55ad015"
                                                          "a3bf4f1b2b0b822cd15d6c15b0f00a08"},
-         {"containerID", "containerd://4e07408562bedb8b60ce05c1decfe3ad16b72230967de01f640b7e4729b49fce"},
+         {"containerID", "containerd://4e07408562bedb8b60ce05c1decfe3ad16b72230967de01f640b7e"
+                         "4729b49fce"},
          {"ready", true},
          {"started", true},
          {"restartCount", 0},

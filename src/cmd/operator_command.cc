@@ -20,6 +20,7 @@
 #include "kvc/kube/client.h"
 #include "kvc/kube/config.h"
 #include "kvc/kube/resource.h"
+#include "kvc/runtime/allocator.h"
 #include "kvc/runtime/controller.h"
 #include "kvc/runtime/informer.h"
 #include "kvc/runtime/manager.h"
@@ -129,6 +130,8 @@ int runOperator(const OperatorOptions& options) {
     std::cerr << "kvcache operator: --log-level: " << logging.message() << "\n";
     return kExitBadInput;
   }
+  // Informer caches are long-lived: keep the allocator from holding a list's peak.
+  runtime::tuneAllocatorForCaches();
   runtime::ManagerOptions manager_options;
   manager_options.namespace_name = options.namespace_name;
   manager_options.lease_name = options.lease_name;

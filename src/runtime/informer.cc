@@ -2,12 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <map>
 #include <utility>
+
+#include "kvc/runtime/allocator.h"
 
 namespace kvc::runtime {
 namespace {
@@ -257,10 +255,8 @@ kube::ApiStatus Informer::listAndReplace(std::stop_token stop, bool initial) {
     stats_.resource_version = list_version;
   }
   push(std::move(notes));
-#if defined(__GLIBC__)
-  // A list's pages were parsed and freed; give the pages back rather than keep the peak.
-  malloc_trim(0);
-#endif
+  // The list's parse garbage is free now; give it back rather than keep the peak resident.
+  releaseFreeMemory();
   return kube::Done{};
 }
 
@@ -378,6 +374,7 @@ void Informer::reflect(std::stop_token stop) {
     const WatchOutcome outcome = watchOnce(stop, error);
     if (stats().events + stats().bookmarks > events_before) {
       backoff.reset();  // the watch worked for a while: start backing off from the beginning
+      releaseFreeMemory();  // the events' parse garbage of the last 5-10 minutes
     }
     switch (outcome) {
     case WatchOutcome::Stopped: return;

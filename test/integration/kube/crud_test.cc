@@ -39,7 +39,8 @@ Json pool(const std::string& name) {
   return Json{{"apiVersion", "worker.gpustack.ai/v1"},
               {"kind", "KVCachePool"},
               {"metadata", {{"name", name}}},
-              {"spec", {{"backends", Json::array({"mooncake-dram"})}, {"quota", {{"total", "8Gi"}}}}}};
+              {"spec",
+               {{"backends", Json::array({"mooncake-dram"})}, {"quota", {{"total", "8Gi"}}}}}};
 }
 
 class CrudTest : public ::testing::Test {
@@ -117,11 +118,19 @@ TEST_F(CrudTest, CreateGetUpdateDeleteWithTypedErrors) {
   kube::DeleteParams right;
   right.preconditions = kube::Preconditions{kube::object::uid(*created),
                                             kube::object::resourceVersion(*updated)};
-  right.propagation_policy = "Foreground";
+  right.propagation_policy = "Background";
   auto deleted = bindings_.remove("b1", right);
   ASSERT_TRUE(deleted.ok()) << deleted.status().toString();
   ASSERT_TRUE(waitFor([&] { return isGone(bindings_, "b1"); },
                       std::chrono::seconds(30)));
+  // Foreground propagation: the object stays, marked, until the garbage collector is done.
+  ASSERT_TRUE(bindings_.create(binding("b2", ns_.name())).ok());
+  kube::DeleteParams foreground;
+  foreground.propagation_policy = "Foreground";
+  auto marked = bindings_.remove("b2", foreground);
+  ASSERT_TRUE(marked.ok()) << marked.status().toString();
+  EXPECT_TRUE(kube::object::isDeleting(*marked));
+  EXPECT_EQ((*marked)["metadata"]["finalizers"], Json::array({"foregroundDeletion"}));
   auto missing = bindings_.get("b1");
   EXPECT_EQ(missing.error().reason(), ErrorReason::NotFound);
   EXPECT_EQ(missing.error().httpStatus(), 404);
@@ -398,7 +407,8 @@ TEST_F(CrudTest, AServiceAccountTokenWorksInClusterStyleAndRbacGrantsIt) {
   Api role_bindings(client_, kube::resources::roleBindings(), ns_.name());
   ASSERT_TRUE(roles.create(Json::parse(R"({"apiVersion":"rbac.authorization.k8s.io/v1",
       "kind":"Role","metadata":{"name":"bindings-reader"},"rules":[{"apiGroups":
-      ["worker.gpustack.ai"],"resources":["kvcachepoolbindings"],"verbs":["get","list","watch"]}]})"))
+      ["worker.gpustack.ai"],"resources":["kvcachepoolbindings"],
+      "verbs":["get","list","watch"]}]})"))
                   .ok());
   Json rb = Json::parse(R"({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding",
       "metadata":{"name":"operator-reads"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io",

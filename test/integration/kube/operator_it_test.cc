@@ -157,8 +157,9 @@ TEST(OperatorIntegrationTest, KeepsObservedGenerationInStepAndTouchesNothingElse
                                                        {"phaseMessage", "written by the test"}}}}},
                                writer)
                   .ok());
-  ASSERT_TRUE(bindings.patch("b", kube::MergePatch{Json{{"spec", {{"quota", {{"ceiling", "3Gi"}}}}}}})
-                  .ok());
+  ASSERT_TRUE(
+      bindings.patch("b", kube::MergePatch{Json{{"spec", {{"quota", {{"ceiling", "3Gi"}}}}}}})
+          .ok());
   ASSERT_TRUE(waitFor([&] { return observedGeneration(bindings, "b") == 2; },
                       std::chrono::seconds(60)));
   auto b = bindings.get("b");

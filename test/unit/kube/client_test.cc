@@ -82,7 +82,8 @@ TEST(ObjectTest, KeysFollowMetaNamespaceKeyFunc) {
   EXPECT_EQ(object::splitKey("ns/p"), std::make_pair(std::string("ns"), std::string("p")));
   EXPECT_EQ(object::splitKey("pool"), std::make_pair(std::string(), std::string("pool")));
   EXPECT_FALSE(object::isDeleting(pod));
-  EXPECT_TRUE(object::isDeleting(Json{{"metadata", {{"deletionTimestamp", "2024-01-01T00:00:00Z"}}}}));
+  EXPECT_TRUE(
+      object::isDeleting(Json{{"metadata", {{"deletionTimestamp", "2024-01-01T00:00:00Z"}}}}));
 }
 
 TEST(TimeTest, MicroTimeRoundTrips) {

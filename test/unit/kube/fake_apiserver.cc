@@ -106,9 +106,10 @@ public:
   }
   void endStream() override { send("0\r\n\r\n"); }
   void abort() override {
-    beast::error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_both, ec);
-    socket_.close(ec);
+    // Reset the connection (RST, no chunked terminator); the descriptor is closed later.
+    linger hard{1, 0};
+    ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_LINGER, &hard, sizeof(hard));
+    ::shutdown(socket_.native_handle(), SHUT_RDWR);
     ok_ = false;
     aborted_ = true;
   }
@@ -145,7 +146,12 @@ struct FakeApiServer::Impl {
   mutable std::mutex mutex;
   FakeHandler handler;
   std::vector<FakeRequest> requests;
-  std::list<std::pair<std::shared_ptr<tcp::socket>, std::thread>> connections;
+  struct Connection {
+    std::shared_ptr<tcp::socket> socket;
+    int fd;  // read once at accept, so stop() never touches the socket object
+    std::thread thread;
+  };
+  std::list<Connection> connections;
 
   void serve(const std::shared_ptr<tcp::socket>& socket) {
     beast::flat_buffer buffer;
@@ -200,9 +206,9 @@ struct FakeApiServer::Impl {
         break;
       }
     }
-    beast::error_code ec;
-    socket->shutdown(tcp::socket::shutdown_both, ec);
-    socket->close(ec);
+    // Shut down but do not close: the descriptor stays valid (and unreused) until stop()
+    // has joined this thread and the socket object is destroyed.
+    ::shutdown(socket->native_handle(), SHUT_RDWR);
   }
 };
 
@@ -221,8 +227,10 @@ FakeApiServer::FakeApiServer() : impl_(std::make_unique<Impl>()) {
       if (ec || impl->stopping) {
         break;
       }
+      const int fd = socket->native_handle();
       std::lock_guard<std::mutex> guard(impl->mutex);
-      impl->connections.emplace_back(socket, std::thread([impl, socket] { impl->serve(socket); }));
+      impl->connections.push_back(
+          Impl::Connection{socket, fd, std::thread([impl, socket] { impl->serve(socket); })});
     }
   });
 }
@@ -243,17 +251,18 @@ void FakeApiServer::stop() {
                  ec);
   }
   impl_->accept_thread.join();
-  std::list<std::pair<std::shared_ptr<tcp::socket>, std::thread>> connections;
+  std::list<Impl::Connection> connections;
   {
     std::lock_guard<std::mutex> guard(impl_->mutex);
     connections.swap(impl_->connections);
   }
-  for (auto& [socket, thread] : connections) {
-    beast::error_code ec;
-    socket->shutdown(tcp::socket::shutdown_both, ec);
+  // Wake connection threads blocked in a read: shut the descriptors down at the OS level
+  // (asio's own shutdown would touch socket state those threads are using).
+  for (Impl::Connection& c : connections) {
+    ::shutdown(c.fd, SHUT_RDWR);
   }
-  for (auto& [socket, thread] : connections) {
-    thread.join();
+  for (Impl::Connection& c : connections) {
+    c.thread.join();
   }
   beast::error_code ec;
   impl_->acceptor.close(ec);
@@ -285,9 +294,13 @@ std::size_t FakeApiServer::requestCount() const {
 }
 
 std::string statusBody(int code, std::string_view reason, std::string_view message) {
-  Json status = {{"kind", "Status"},     {"apiVersion", "v1"},           {"metadata", Json::object()},
-                 {"status", "Failure"},  {"message", std::string(message)},
-                 {"reason", std::string(reason)}, {"code", code}};
+  Json status = {{"kind", "Status"},
+                 {"apiVersion", "v1"},
+                 {"metadata", Json::object()},
+                 {"status", "Failure"},
+                 {"message", std::string(message)},
+                 {"reason", std::string(reason)},
+                 {"code", code}};
   return status.dump();
 }
 

@@ -189,7 +189,8 @@ TEST(RequestBuilderTest, StatusSubresource) {
   ASSERT_TRUE(apply.ok());
   EXPECT_EQ(apply->url, "/apis/worker.gpustack.ai/v1/namespaces/team-a/kvcachepoolbindings/b1"
                         "/status?force=true&fieldManager=m");
-  auto put = RequestBuilder(resources::kvCachePools()).replaceSubresource("status", "p", Json::object(), {});
+  auto put = RequestBuilder(resources::kvCachePools())
+                 .replaceSubresource("status", "p", Json::object(), {});
   ASSERT_TRUE(put.ok());
   EXPECT_EQ(put->url, "/apis/worker.gpustack.ai/v1/kvcachepools/p/status");
 }

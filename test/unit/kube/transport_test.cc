@@ -191,6 +191,33 @@ TEST(TransportTest, ListAllFollowsContinueTokens) {
   EXPECT_FALSE(requests[1].param("continue").empty());
 }
 
+TEST(TransportTest, ListEachHandsOverItemsOneByOne) {
+  FakeApiServer server;
+  FakeResourceServer cms("/api/v1/namespaces/a/configmaps", "v1", "ConfigMap");
+  for (int i = 0; i < 3; ++i) {
+    cms.create(Json{{"metadata", {{"name", "cm-" + std::to_string(i)}, {"namespace", "a"},
+                                  {"labels", {{"nested", "object"}}}}}});
+  }
+  server.setHandler([&](const FakeRequest& r, ResponseWriter& out) { cms.handle(r, out); });
+  Api api(clientFor(server), resources::configMaps(), "a");
+  std::vector<std::string> names;
+  ListParams params;
+  params.limit = 2;
+  auto first = api.listEach(params, [&](Json&& item) {
+    EXPECT_EQ(item["metadata"]["labels"]["nested"], "object");
+    names.push_back(object::name(item));
+  });
+  ASSERT_TRUE(first.ok()) << first.status().toString();
+  EXPECT_TRUE(first->items.empty());
+  EXPECT_FALSE(first->continue_token.empty());
+  params.continue_token = first->continue_token;
+  auto second = api.listEach(params, [&](Json&& item) { names.push_back(object::name(item)); });
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second->continue_token.empty());
+  EXPECT_EQ(second->resource_version, std::to_string(cms.resourceVersion()));
+  EXPECT_EQ(names, (std::vector<std::string>{"cm-0", "cm-1", "cm-2"}));
+}
+
 TEST(TransportTest, WatchDeliversChunkedEventsUntilTheServerCloses) {
   FakeApiServer server;
   FakeResourceServer cms("/api/v1/namespaces/a/configmaps", "v1", "ConfigMap");

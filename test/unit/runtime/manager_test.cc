@@ -60,7 +60,8 @@ public:
     }
     if (r.method == "PUT") {
       Json update = Json::parse(r.body);
-      if (!lease_ || update["metadata"]["resourceVersion"] != (*lease_)["metadata"]["resourceVersion"]) {
+      if (!lease_ ||
+          update["metadata"]["resourceVersion"] != (*lease_)["metadata"]["resourceVersion"]) {
         out.respond(409, testing::statusBody(409, "Conflict", "the object has been modified"));
         return;
       }
