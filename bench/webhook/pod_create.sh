@@ -12,6 +12,12 @@ cluster=${KVC_CLUSTER_DIR:-$demo/cluster}
 # shellcheck disable=SC1091
 . "$cluster/env"
 cmake --build "$build" --target bench_pod_create >/dev/null
+# A previous run's namespace still being torn down (its Pods deleted one by one by the namespace
+# controller) would load the API server during this one: wait for it to be gone first.
+for _ in $(seq 300); do
+  kubectl get namespaces --no-headers 2>/dev/null | grep -q '^bench-' || break
+  sleep 1
+done
 ns=bench-$(date +%s)
 kubectl create namespace "$ns" >/dev/null
 trap 'kubectl delete namespace "$ns" --wait=false >/dev/null' EXIT

@@ -61,8 +61,4 @@ Result<Config> inClusterConfig(const std::filesystem::path& sa_dir =
 Result<Config> loadDefaultConfig(std::string_view explicit_path = {},
                                  const LoadOptions& options = {});
 
-// Standard base64 (with or without padding; whitespace ignored), as kubeconfig *-data fields.
-Result<std::string> base64Decode(std::string_view text);
-std::string base64Encode(std::string_view bytes);
-
 }  // namespace kvc::kube

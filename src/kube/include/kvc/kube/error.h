@@ -24,11 +24,11 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "kvc/common/json.h"
 #include "kvc/common/status.h"
+#include "kvc/common/typed_result.h"
 
 namespace kvc::kube {
 
@@ -146,30 +146,8 @@ ApiError errorFromResponse(int http_status, std::string_view body,
 // Reads an error from a Status object (the object of a watch ERROR event).
 ApiError errorFromStatus(const Json& status);
 
-// A value or the ApiError explaining why there is none. It has the shape of kvc::Result (ok,
-// status, value), so KVC_ASSIGN_OR_RETURN works with it in Status-returning code.
-template <typename T> class [[nodiscard]] ApiResult {
-public:
-  ApiResult(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
-  ApiResult(ApiError error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
-
-  bool ok() const { return state_.index() == 0; }
-  // Only on failure.
-  const ApiError& error() const { return std::get<1>(state_); }
-  Status status() const { return ok() ? Status() : error().status(); }
-
-  T& value() & { return std::get<0>(state_); }
-  const T& value() const& { return std::get<0>(state_); }
-  T&& value() && { return std::get<0>(std::move(state_)); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T&& operator*() && { return std::move(*this).value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-
-private:
-  std::variant<T, ApiError> state_;
-};
+// A value or the ApiError explaining why there is none.
+template <typename T> using ApiResult = TypedResult<T, ApiError>;
 
 // For calls that return nothing on success.
 struct Done {};

@@ -13,9 +13,9 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 
 #include "kvc/common/status.h"
+#include "kvc/common/typed_result.h"
 
 namespace kvc::store {
 
@@ -78,31 +78,12 @@ private:
   std::optional<std::int64_t> error_code_;
 };
 
-// A value or the StoreError explaining why there is none. It has the shape of kvc::Result (ok,
-// status, value), so KVC_ASSIGN_OR_RETURN also works with it in Status-returning code.
-template <typename T> class [[nodiscard]] StoreResult {
+// A value or the StoreError explaining why there is none.
+template <typename T> class [[nodiscard]] StoreResult : public TypedResult<T, StoreError> {
 public:
-  StoreResult(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
-  StoreResult(StoreError error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
-
-  bool ok() const { return state_.index() == 0; }
-  // Only on failure.
-  const StoreError& error() const { return std::get<1>(state_); }
-  Status status() const { return ok() ? Status() : error().status(); }
+  using TypedResult<T, StoreError>::TypedResult;
   // True when this is a failure of the given kind.
-  bool is(StoreErrorKind kind) const { return !ok() && error().kind() == kind; }
-
-  T& value() & { return std::get<0>(state_); }
-  const T& value() const& { return std::get<0>(state_); }
-  T&& value() && { return std::get<0>(std::move(state_)); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T&& operator*() && { return std::move(*this).value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-
-private:
-  std::variant<T, StoreError> state_;
+  bool is(StoreErrorKind kind) const { return !this->ok() && this->error().kind() == kind; }
 };
 
 // Cuts a response body to at most `max_runes` UTF-8 characters for an error message, on one

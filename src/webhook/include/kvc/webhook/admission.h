@@ -59,7 +59,4 @@ AdmissionResponse deny(std::string uid, int code, std::string reason, std::strin
 // The AdmissionReview JSON the API server expects back (patch base64-encoded).
 std::string encodeAdmissionReview(const AdmissionResponse& response);
 
-// RFC 4648 base64, for the patch field.
-std::string base64Encode(std::string_view bytes);
-
 }  // namespace kvc::webhook
