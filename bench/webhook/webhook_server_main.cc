@@ -37,12 +37,11 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // the server threads inherit the mask
 
-  kvc::webhook::HttpsServer::Options options;
-  options.certFile = argv[2];
-  options.keyFile = argv[3];
+  kvc::runtime::HttpServerOptions options = kvc::webhook::defaultServerOptions();
+  options.cert_file = argv[2];
+  options.key_file = argv[3];
   options.threads = std::atoi(argv[4]);
-  auto server =
-      kvc::webhook::HttpsServer::start(options, kvc::webhook::makeRoutes(routes), &metrics);
+  auto server = kvc::webhook::startServer(options, routes);
   if (!server.ok()) {
     std::cerr << server.status().message() << "\n";
     return 1;

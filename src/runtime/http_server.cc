@@ -1,128 +1,133 @@
 #include "kvc/runtime/http_server.h"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <charconv>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
+#include <type_traits>
+#include <vector>
 
 namespace kvc::runtime {
-namespace {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
-constexpr std::size_t kMaxBody = 64 * 1024;
-constexpr auto kIdleTimeout = std::chrono::seconds(10);
+namespace {
 
-class Session;
+constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
+constexpr auto kDrainTimeout = std::chrono::seconds(2);
+constexpr std::size_t kMaxDrainBytes = 64 * 1024 * 1024;
 
-struct Shared {
-  HttpHandler handler;
-  std::mutex mutex;
-  std::set<std::shared_ptr<Session>> sessions;
+// What identifies a version of the certificate files on disk.
+struct FileStamp {
+  long long mtimeNs = 0;
+  long long size = -1;
+  unsigned long long inode = 0;
+  bool operator==(const FileStamp&) const = default;
 };
 
-class Session : public std::enable_shared_from_this<Session> {
+FileStamp stampOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return {};
+  }
+  return {static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000LL + st.st_mtim.tv_nsec,
+          static_cast<long long>(st.st_size), static_cast<unsigned long long>(st.st_ino)};
+}
+
+Result<std::shared_ptr<ssl::context>> loadTlsContext(const std::string& certFile,
+                                                     const std::string& keyFile) {
+  auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                       ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+  boost::system::error_code ec;
+  context->use_certificate_chain_file(certFile, ec);
+  if (ec) {
+    return invalidArgument("TLS certificate " + certFile + ": " + ec.message());
+  }
+  context->use_private_key_file(keyFile, ssl::context::pem, ec);
+  if (ec) {
+    return invalidArgument("TLS key " + keyFile + ": " + ec.message());
+  }
+  if (SSL_CTX_check_private_key(context->native_handle()) != 1) {
+    return invalidArgument("TLS key " + keyFile + " does not match certificate " + certFile);
+  }
+  return context;
+}
+
+std::string lowerCased(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// A connection, as the server sees it: something stop() can close.
+class Connection {
 public:
-  Session(tcp::socket socket, std::shared_ptr<Shared> shared)
-      : stream_(std::move(socket)), shared_(std::move(shared)) {}
-
-  void run() { read(); }
-  void close() {
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
-  }
-
-private:
-  void read() {
-    parser_.emplace();
-    parser_->body_limit(kMaxBody);
-    stream_.expires_after(kIdleTimeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->onRead(ec);
-                     });
-  }
-
-  void onRead(beast::error_code ec) {
-    if (ec) {
-      finish();
-      return;
-    }
-    const auto& req = parser_->get();
-    HttpServerRequest request;
-    request.method = std::string(req.method_string());
-    request.target = std::string(req.target());
-    request.path = request.target.substr(0, request.target.find('?'));
-    request.body = req.body();
-    for (const auto& field : req) {
-      std::string name(field.name_string());
-      std::transform(name.begin(), name.end(), name.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      request.headers[name] = std::string(field.value());
-    }
-    HttpServerResponse answer;
-    try {
-      answer = shared_->handler(request);
-    } catch (const std::exception& e) {
-      answer = HttpServerResponse{500, "text/plain; charset=utf-8",
-                                  std::string("internal error: ") + e.what() + "\n"};
-    }
-    auto res = std::make_shared<http::response<http::string_body>>(
-        static_cast<http::status>(answer.status), req.version());
-    res->set(http::field::server, "kvcache-operator");
-    res->set(http::field::content_type, answer.content_type);
-    res->keep_alive(req.keep_alive());
-    res->body() = std::move(answer.body);
-    res->prepare_payload();
-    const bool keep = res->keep_alive();
-    http::async_write(stream_, *res,
-                      [self = shared_from_this(), res, keep](beast::error_code wec, std::size_t) {
-                        if (wec || !keep) {
-                          self->close();
-                          self->finish();
-                          return;
-                        }
-                        self->read();
-                      });
-  }
-
-  void finish() {
-    std::lock_guard<std::mutex> guard(shared_->mutex);
-    shared_->sessions.erase(shared_from_this());
-  }
-
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  std::shared_ptr<Shared> shared_;
+  virtual ~Connection() = default;
+  virtual void abort() = 0;
 };
 
-// HttpServer
-class BeastServer final : public HttpServer {
-public:
-  BeastServer(std::shared_ptr<Shared> shared, std::string host)
-      : shared_(std::move(shared)), host_(std::move(host)), acceptor_(io_) {}
-  ~BeastServer() override { stop(); }
+}  // namespace
 
-  Status bind(const ListenAddress& address) {
-    beast::error_code ec;
-    const auto ip = asio::ip::make_address(address.host, ec);
-    if (ec) {
-      return invalidArgument("\"" + address.host + "\" is not an IP address");
+std::string HttpServerRequest::header(const std::string& name) const {
+  auto it = headers.find(name);
+  return it == headers.end() ? std::string() : it->second;
+}
+
+HttpHandler routeByPath(std::map<std::string, HttpHandler> routes) {
+  return [routes = std::move(routes)](const HttpServerRequest& request) {
+    auto it = routes.find(request.path);
+    if (it == routes.end()) {
+      return HttpServerResponse{404, "text/plain; charset=utf-8", "not found\n"};
     }
-    const tcp::endpoint endpoint(ip, static_cast<unsigned short>(address.port));
+    return it->second(request);
+  };
+}
+
+class HttpServer::Impl {
+public:
+  Impl(HttpServerOptions options, HttpHandler handler)
+      : options_(std::move(options)), handler_(std::move(handler)), acceptor_(io_),
+        reloadTimer_(io_) {}
+
+  Status listen() {
+    if (options_.cert_file.empty() != options_.key_file.empty()) {
+      return invalidArgument("a TLS certificate and key are given together, or neither");
+    }
+    if (tls()) {
+      KVC_ASSIGN_OR_RETURN(auto context, loadTlsContext(options_.cert_file, options_.key_file));
+      context_ = std::move(context);
+      certStamp_ = stampOf(options_.cert_file);
+      keyStamp_ = stampOf(options_.key_file);
+    }
+    const ListenAddress& at = options_.listen;
+    boost::system::error_code ec;
+    const auto ip = asio::ip::make_address(at.host, ec);
+    if (ec) {
+      return invalidArgument("\"" + at.host + "\" is not an IP address");
+    }
+    const tcp::endpoint endpoint(ip, static_cast<unsigned short>(at.port));
     acceptor_.open(endpoint.protocol(), ec);
     if (!ec) {
       acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
@@ -134,88 +139,318 @@ public:
       acceptor_.listen(asio::socket_base::max_listen_connections, ec);
     }
     if (ec) {
-      return unavailable("cannot listen on " + address.host + ":" +
-                         std::to_string(address.port) + ": " + ec.message());
+      return unavailable("cannot listen on " + at.host + ":" + std::to_string(at.port) + ": " +
+                         ec.message());
     }
     port_ = acceptor_.local_endpoint().port();
     return okStatus();
   }
 
-  int port() const override { return port_; }
-  std::string address() const override {
-    return (host_.find(':') != std::string::npos ? "[" + host_ + "]" : host_) + ":" +
-           std::to_string(port_);
-  }
-
-  void start() override {
-    if (thread_.joinable()) {
+  void start() {
+    if (!threads_.empty() || stopped_) {
       return;
     }
     accept();
-    thread_ = std::thread([this] { io_.run(); });
+    if (tls()) {
+      scheduleReload();
+    }
+    const int threads = std::max(1, options_.threads);
+    for (int i = 0; i < threads; ++i) {
+      threads_.emplace_back([this] { io_.run(); });
+    }
   }
 
-  void stop() override {
+  void stop() {
     if (stopped_.exchange(true)) {
       return;
     }
-    if (thread_.joinable()) {
-      // Closing the listener and every connection leaves io_ without work, so run() returns.
-      asio::post(io_, [this] { closeAll(); });
-      thread_.join();
-    } else {
-      closeAll();
+    // Closing the listener, the timer and every connection leaves io_ without work.
+    asio::post(io_, [this] { closeAll(); });
+    if (threads_.empty()) {
+      io_.run();
     }
-    std::lock_guard<std::mutex> guard(shared_->mutex);
-    shared_->sessions.clear();
+    for (std::thread& thread : threads_) {
+      thread.join();
+    }
+  }
+
+  bool tls() const { return !options_.cert_file.empty(); }
+  int port() const { return port_; }
+  std::string address() const {
+    const std::string& host = options_.listen.host;
+    return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+           std::to_string(port_);
+  }
+  const HttpServerOptions& options() const { return options_; }
+
+  HttpServerResponse dispatch(const HttpServerRequest& request) const {
+    try {
+      return handler_(request);
+    } catch (const std::exception& e) {
+      spdlog::error("http server {}: handler for {} threw: {}", address(), request.path,
+                    e.what());
+      return {500, "text/plain; charset=utf-8", "internal error\n"};
+    }
+  }
+
+  void track(const std::shared_ptr<Connection>& connection) {
+    std::lock_guard lock(connectionsMutex_);
+    connections_.insert(connection);
+  }
+  // A connection ends: drop the entries of the ones that are gone.
+  void forgetClosed() {
+    std::lock_guard lock(connectionsMutex_);
+    std::erase_if(connections_, [](const std::weak_ptr<Connection>& c) { return c.expired(); });
   }
 
 private:
+  void accept();
+  void scheduleReload();
+  void reloadIfChanged();
+
   void closeAll() {
-    beast::error_code ec;
-    acceptor_.close(ec);
-    std::set<std::shared_ptr<Session>> sessions;
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    reloadTimer_.cancel();
+    std::set<std::weak_ptr<Connection>, std::owner_less<std::weak_ptr<Connection>>> open;
     {
-      std::lock_guard<std::mutex> guard(shared_->mutex);
-      sessions.swap(shared_->sessions);
+      std::lock_guard lock(connectionsMutex_);
+      open.swap(connections_);
     }
-    for (const auto& session : sessions) {
-      session->close();
-    }
-  }
-
-  void accept() {
-    acceptor_.async_accept(asio::make_strand(io_), [this](beast::error_code ec,
-                                                          tcp::socket socket) {
-      if (ec) {
-        if (ec != asio::error::operation_aborted) {
-          spdlog::warn("http server {}: accept failed: {}", address(), ec.message());
-        }
-        if (!acceptor_.is_open()) {
-          return;
-        }
-      } else {
-        auto session = std::make_shared<Session>(std::move(socket), shared_);
-        {
-          std::lock_guard<std::mutex> guard(shared_->mutex);
-          shared_->sessions.insert(session);
-        }
-        session->run();
+    for (const auto& weak : open) {
+      if (auto connection = weak.lock()) {
+        connection->abort();
       }
-      accept();
-    });
+    }
   }
 
-  std::shared_ptr<Shared> shared_;
-  std::string host_;
+  std::shared_ptr<ssl::context> currentContext() const {
+    std::lock_guard lock(contextMutex_);
+    return context_;
+  }
+
+  HttpServerOptions options_;
+  HttpHandler handler_;
+
+  std::mutex connectionsMutex_;
+  std::set<std::weak_ptr<Connection>, std::owner_less<std::weak_ptr<Connection>>> connections_;
+
+  mutable std::mutex contextMutex_;
+  std::shared_ptr<ssl::context> context_;
+  FileStamp certStamp_;
+  FileStamp keyStamp_;
+
+  // Declared last so that it is destroyed first: the handlers it may still hold own sessions,
+  // whose destructors use the members above.
   asio::io_context io_;
   tcp::acceptor acceptor_;
-  int port_ = 0;
-  std::thread thread_;
+  asio::steady_timer reloadTimer_;
+  std::vector<std::thread> threads_;
   std::atomic<bool> stopped_{false};
+  int port_ = 0;
 };
 
+namespace {
+
+// One keep-alive connection. `Stream` is a beast::tcp_stream or a TlsStream over one.
+template <typename Stream>
+class Session : public Connection, public std::enable_shared_from_this<Session<Stream>> {
+public:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  Session(Stream stream, HttpServer::Impl& server, std::shared_ptr<ssl::context> context)
+      : stream_(std::move(stream)), server_(server), context_(std::move(context)) {}
+  ~Session() override { server_.forgetClosed(); }
+
+  void start() {
+    if constexpr (kTls) {
+      beast::get_lowest_layer(stream_).expires_after(kHandshakeTimeout);
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (!ec) {
+                                  self->read();
+                                }
+                              });
+    } else {
+      read();
+    }
+  }
+
+  // Closes the connection on its own strand, where every other use of stream_ runs.
+  void abort() override {
+    asio::post(beast::get_lowest_layer(stream_).get_executor(),
+               [self = this->shared_from_this()] {
+                 beast::error_code ignored;
+                 auto& socket = beast::get_lowest_layer(self->stream_).socket();
+                 socket.shutdown(tcp::socket::shutdown_both, ignored);
+                 socket.close(ignored);
+               });
+  }
+
+private:
+  void read() {
+    parser_.emplace();
+    parser_->body_limit(server_.options().max_body_bytes);
+    beast::get_lowest_layer(stream_).expires_after(server_.options().idle_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                       self->onRead(ec);
+                     });
+  }
+
+  void onRead(beast::error_code ec) {
+    if (ec == http::error::end_of_stream) {
+      close();
+      return;
+    }
+    if (ec == http::error::body_limit) {
+      draining_ = true;  // answer, then read what the client still sends before closing
+      respond({413, "text/plain; charset=utf-8", "request body too large\n"}, 11, false);
+      return;
+    }
+    if (ec) {
+      return;  // timeout, reset, truncated: nothing to answer
+    }
+    const auto& message = parser_->get();
+    HttpServerRequest request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    request.path = request.target.substr(0, request.target.find('?'));
+    request.body = message.body();
+    for (const auto& field : message) {
+      const auto name = field.name_string();
+      request.headers[lowerCased({name.data(), name.size()})] = std::string(field.value());
+    }
+    respond(server_.dispatch(request), message.version(), message.keep_alive());
+  }
+
+  void respond(HttpServerResponse response, unsigned version, bool keepAlive) {
+    auto reply = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(response.status), version);
+    reply->set(http::field::server, "kvcache-operator");
+    reply->set(http::field::content_type, response.content_type);
+    reply->keep_alive(keepAlive);
+    reply->body() = std::move(response.body);
+    reply->prepare_payload();
+    http::async_write(stream_, *reply,
+                      [self = this->shared_from_this(), reply](beast::error_code ec, std::size_t) {
+                        if (ec) {
+                          return;
+                        }
+                        if (reply->keep_alive()) {
+                          self->read();
+                        } else if (self->draining_) {
+                          self->drain();
+                        } else {
+                          self->close();
+                        }
+                      });
+  }
+
+  // Lingering close (as web servers do after an early answer): a client still sending the rest
+  // of an oversized body would otherwise get a reset instead of reading the 413.
+  void drain() {
+    beast::get_lowest_layer(stream_).expires_after(kDrainTimeout);
+    stream_.async_read_some(asio::buffer(scratch_),
+                            [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->drained_ > kMaxDrainBytes) {
+                                self->close();
+                              } else {
+                                self->drain();
+                              }
+                            });
+  }
+
+  void close() {
+    if constexpr (kTls) {
+      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(5));
+      stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {});
+    } else {
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    }
+  }
+
+  Stream stream_;
+  HttpServer::Impl& server_;
+  std::shared_ptr<ssl::context> context_;  // keeps the certificate this connection was given
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  bool draining_ = false;
+  std::size_t drained_ = 0;
+  std::array<char, 16384> scratch_{};
+};
+
+template <typename Stream>
+void startSession(HttpServer::Impl& server, Stream stream, std::shared_ptr<ssl::context> context) {
+  auto session = std::make_shared<Session<Stream>>(std::move(stream), server, std::move(context));
+  server.track(session);
+  session->start();
+}
+
 }  // namespace
+
+void HttpServer::Impl::accept() {
+  acceptor_.async_accept(asio::make_strand(io_), [this](beast::error_code ec, tcp::socket socket) {
+    if (ec) {
+      if (ec != asio::error::operation_aborted) {
+        spdlog::warn("http server {}: accept failed: {}", address(), ec.message());
+      }
+      if (!stopped_ && acceptor_.is_open()) {
+        accept();
+      }
+      return;
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    if (tls()) {
+      auto context = currentContext();
+      startSession(*this, TlsStream(beast::tcp_stream(std::move(socket)), *context), context);
+    } else {
+      startSession(*this, beast::tcp_stream(std::move(socket)), nullptr);
+    }
+    accept();
+  });
+}
+
+void HttpServer::Impl::scheduleReload() {
+  reloadTimer_.expires_after(options_.reload_interval);
+  reloadTimer_.async_wait([this](beast::error_code ec) {
+    if (ec || stopped_) {
+      return;
+    }
+    reloadIfChanged();
+    scheduleReload();
+  });
+}
+
+void HttpServer::Impl::reloadIfChanged() {
+  const FileStamp cert = stampOf(options_.cert_file);
+  const FileStamp key = stampOf(options_.key_file);
+  if (cert == certStamp_ && key == keyStamp_) {
+    return;
+  }
+  auto context = loadTlsContext(options_.cert_file, options_.key_file);
+  if (!context.ok()) {
+    // A half-written pair (certificate renewed, key not yet) is retried on the next tick.
+    spdlog::warn("TLS certificate changed but could not be loaded, keeping the previous one: {}",
+                 context.status().message());
+    if (options_.on_certificate_reload) {
+      options_.on_certificate_reload(false);
+    }
+    return;
+  }
+  {
+    std::lock_guard lock(contextMutex_);
+    context_ = std::move(context).value();
+  }
+  certStamp_ = cert;
+  keyStamp_ = key;
+  spdlog::info("TLS certificate reloaded from {}", options_.cert_file);
+  if (options_.on_certificate_reload) {
+    options_.on_certificate_reload(true);
+  }
+}
 
 Result<ListenAddress> parseListenAddress(std::string_view text) {
   if (text.empty() || text == "0") {
@@ -253,13 +488,32 @@ Result<ListenAddress> parseListenAddress(std::string_view text) {
   return ListenAddress{host, port};
 }
 
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() { stop(); }
+
+Result<std::unique_ptr<HttpServer>> HttpServer::create(HttpServerOptions options,
+                                                       HttpHandler handler) {
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(handler));
+  KVC_RETURN_IF_ERROR(impl->listen());
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
 Result<std::unique_ptr<HttpServer>> HttpServer::create(const ListenAddress& address,
                                                        HttpHandler handler) {
-  auto shared = std::make_shared<Shared>();
-  shared->handler = std::move(handler);
-  auto server = std::make_unique<BeastServer>(shared, address.host);
-  KVC_RETURN_IF_ERROR(server->bind(address));
-  return std::unique_ptr<HttpServer>(std::move(server));
+  HttpServerOptions options;
+  options.listen = address;
+  return create(std::move(options), std::move(handler));
+}
+
+int HttpServer::port() const { return impl_->port(); }
+std::string HttpServer::address() const { return impl_->address(); }
+bool HttpServer::tls() const { return impl_->tls(); }
+void HttpServer::start() { impl_->start(); }
+void HttpServer::stop() {
+  if (impl_) {
+    impl_->stop();
+  }
 }
 
 }  // namespace kvc::runtime

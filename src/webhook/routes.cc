@@ -5,8 +5,8 @@
 namespace kvc::webhook {
 namespace {
 
-HttpResponse plain(unsigned status, std::string body) {
-  return {status, "text/plain", std::move(body) + "\n"};
+runtime::HttpServerResponse plain(int status, std::string body) {
+  return {status, "text/plain; charset=utf-8", std::move(body) + "\n"};
 }
 
 // The admission metric families (created on first use, shared by both routes).
@@ -30,21 +30,21 @@ struct AdmissionMetrics {
 
 using AdmissionHandler = std::function<AdmissionResponse(const AdmissionRequest&)>;
 
-HttpHandler admissionRoute(std::string webhook, AdmissionHandler handler,
+runtime::HttpHandler admissionRoute(std::string webhook, AdmissionHandler handler,
                            std::shared_ptr<AdmissionMetrics> metrics) {
   return [webhook = std::move(webhook), handler = std::move(handler),
-          metrics = std::move(metrics)](const HttpRequest& http) -> HttpResponse {
+          metrics = std::move(metrics)](const runtime::HttpServerRequest& http) {
     if (http.method != "POST") {
       return plain(405, "admission reviews are POSTed");
     }
-    if (http.contentType.rfind("application/json", 0) != 0) {
-      return plain(415, "content type must be application/json, not \"" + http.contentType +
-                            "\"");
+    const std::string contentType = http.header("content-type");
+    if (contentType.rfind("application/json", 0) != 0) {
+      return plain(415, "content type must be application/json, not \"" + contentType + "\"");
     }
     runtime::Gauge& inFlight = metrics->inFlight.with({webhook});
     inFlight.inc();
     const auto start = std::chrono::steady_clock::now();
-    HttpResponse out;
+    runtime::HttpServerResponse out;
     auto request = decodeAdmissionReview(http.body);
     if (!request.ok()) {
       out = plain(400, request.status().message());
@@ -66,24 +66,25 @@ HttpHandler admissionRoute(std::string webhook, AdmissionHandler handler,
 
 }  // namespace
 
-std::map<std::string, HttpHandler> makeRoutes(const WebhookRoutes& config) {
+std::map<std::string, runtime::HttpHandler> makeRoutes(const WebhookRoutes& config) {
   auto metrics = std::make_shared<AdmissionMetrics>(*config.metrics);
-  std::map<std::string, HttpHandler> routes;
+  std::map<std::string, runtime::HttpHandler> routes;
   auto mutator = config.mutator;
   routes[std::string(kMutatePodPath)] = admissionRoute(
       "mutate-pod", [mutator](const AdmissionRequest& r) { return mutator->handle(r); },
       metrics);
   routes[std::string(kValidatePodPath)] =
       admissionRoute("validate-pod", validatePodUpdate, metrics);
-  routes["/healthz"] = [](const HttpRequest&) { return plain(200, "ok"); };
+  routes["/healthz"] = [](const runtime::HttpServerRequest&) { return plain(200, "ok"); };
   auto ready = config.ready;
-  routes["/readyz"] = [ready](const HttpRequest&) {
+  routes["/readyz"] = [ready](const runtime::HttpServerRequest&) {
     return ready && !ready() ? plain(503, "not ready: caches not synced or no certificate")
                              : plain(200, "ok");
   };
   runtime::Registry* registry = config.metrics;
-  routes["/metrics"] = [registry](const HttpRequest&) {
-    return HttpResponse{200, "text/plain; version=0.0.4", registry->render()};
+  routes["/metrics"] = [registry](const runtime::HttpServerRequest&) {
+    return runtime::HttpServerResponse{200, "text/plain; version=0.0.4; charset=utf-8",
+                                       registry->render()};
   };
   return routes;
 }

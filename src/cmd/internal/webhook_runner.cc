@@ -88,17 +88,15 @@ Status WebhookRunner::start() {
       view_, [settingsCache] { return settingsCache->current(); }, observers);
   routes.metrics = &manager_->metrics();
   routes.ready = [this] {
-    return serving_ && pools_->hasSynced() && backends_->hasSynced() && settings_->hasSynced() &&
-           server_->certificateLoaded();
+    // A server exists only with its certificate loaded (it refuses to start without one).
+    return serving_ && pools_->hasSynced() && backends_->hasSynced() && settings_->hasSynced();
   };
-  webhook::HttpsServer::Options server;
-  server.address = options_.address;
-  server.port = static_cast<unsigned short>(options_.port);
-  server.certFile = options_.certFile;
-  server.keyFile = options_.keyFile;
+  runtime::HttpServerOptions server = webhook::defaultServerOptions();
+  server.listen = {options_.address, options_.port};
+  server.cert_file = options_.certFile;
+  server.key_file = options_.keyFile;
   server.threads = options_.threads;
-  auto started = webhook::HttpsServer::start(server, webhook::makeRoutes(routes),
-                                             &manager_->metrics());
+  auto started = webhook::startServer(std::move(server), routes);
   if (!started.ok()) {
     return started.status();
   }

@@ -58,7 +58,7 @@ private:
   std::shared_ptr<webhook::SettingsCache> settingsCache_;
   std::shared_ptr<runtime::EventRecorder> recorder_;
   std::shared_ptr<webhook::InjectionEvents> events_;
-  std::unique_ptr<webhook::HttpsServer> server_;
+  std::unique_ptr<runtime::HttpServer> server_;
   std::atomic<bool> serving_{false};  // server_ is set and stays set
 };
 

@@ -1,7 +1,17 @@
-// The probe/metrics HTTP server (port 0) and the Prometheus text rendering.
+// The HTTP server over plain HTTP (port 0) and the Prometheus text rendering; TLS and
+// certificate reload are tested with the webhooks' routes in test/unit/webhook/server_test.cc.
 #include "kvc/runtime/http_server.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "kvc/kube/client.h"
 #include "kvc/runtime/metrics.h"
@@ -39,7 +49,7 @@ TEST(ListenAddressTest, ParsesTheUsualForms) {
 }
 
 TEST(HttpServerTest, ServesTheHandlersAnswersOnAnEphemeralPort) {
-  auto server = HttpServer::create({"127.0.0.1", 0}, [](const HttpServerRequest& r) {
+  auto server = HttpServer::create(ListenAddress{"127.0.0.1", 0}, [](const HttpServerRequest& r) {
     if (r.path == "/healthz") {
       return HttpServerResponse{200, "text/plain", "ok\n"};
     }
@@ -59,12 +69,117 @@ TEST(HttpServerTest, ServesTheHandlersAnswersOnAnEphemeralPort) {
   EXPECT_EQ(get(port, "/healthz").first, 0);  // nothing listens any more
 }
 
+// A raw keep-alive connection: one request written, the answer read.
+class RawConnection {
+public:
+  explicit RawConnection(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  }
+  ~RawConnection() { ::close(fd_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  bool connected() const { return connected_; }
+  void send(const std::string& text) {
+    ASSERT_EQ(::write(fd_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  }
+  // What arrives until the peer closes or `timeout` passes.
+  std::string receive(std::chrono::milliseconds timeout) {
+    timeval tv{0, static_cast<suseconds_t>(timeout.count() * 1000)};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    std::string out;
+    char buffer[4096];
+    for (;;) {
+      const ssize_t n = ::read(fd_, buffer, sizeof(buffer));
+      if (n <= 0) {
+        closed_ = n == 0;
+        return out;
+      }
+      out.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+  bool closedByPeer() const { return closed_; }
+  void finishSending() { ::shutdown(fd_, SHUT_WR); }
+
+private:
+  int fd_;
+  bool connected_ = false;
+  bool closed_ = false;
+};
+
+TEST(HttpServerTest, StopClosesEstablishedKeepAliveConnections) {
+  auto server = HttpServer::create(ListenAddress{"127.0.0.1", 0}, [](const HttpServerRequest&) {
+    return HttpServerResponse{200, "text/plain", "ok\n"};
+  });
+  ASSERT_TRUE(server.ok());
+  (*server)->start();
+  RawConnection connection((*server)->port());
+  ASSERT_TRUE(connection.connected());
+  connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string answer = connection.receive(std::chrono::milliseconds(300));
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << answer;
+  EXPECT_FALSE(connection.closedByPeer());  // kept alive
+  (*server)->stop();
+  EXPECT_EQ(connection.receive(std::chrono::milliseconds(2000)), "");
+  EXPECT_TRUE(connection.closedByPeer());
+}
+
+TEST(HttpServerTest, AnswersAnOversizedBody413AndAThrowingHandler500) {
+  HttpServerOptions options;
+  options.max_body_bytes = 16;
+  auto server = HttpServer::create(options, [](const HttpServerRequest& r) -> HttpServerResponse {
+    if (r.path == "/throw") {
+      throw std::runtime_error("boom");
+    }
+    return {200, "text/plain", r.header("x-echo")};
+  });
+  ASSERT_TRUE(server.ok());
+  (*server)->start();
+  {
+    RawConnection connection((*server)->port());
+    connection.send("GET /echo HTTP/1.1\r\nHost: x\r\nX-Echo: hello\r\n\r\n");
+    const std::string answer = connection.receive(std::chrono::milliseconds(300));
+    EXPECT_NE(answer.find("\r\n\r\nhello"), std::string::npos) << answer;
+  }
+  {
+    RawConnection connection((*server)->port());
+    connection.send("GET /throw HTTP/1.1\r\nHost: x\r\n\r\n");
+    const std::string answer = connection.receive(std::chrono::milliseconds(300));
+    EXPECT_EQ(answer.rfind("HTTP/1.1 500", 0), 0u) << answer;
+    EXPECT_EQ(answer.find("boom"), std::string::npos) << "no internals in the answer";
+  }
+  {
+    RawConnection connection((*server)->port());
+    connection.send("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 64\r\n\r\n" +
+                    std::string(64, 'a'));
+    connection.finishSending();  // the server's lingering close then ends at once
+    const std::string answer = connection.receive(std::chrono::milliseconds(3000));
+    EXPECT_EQ(answer.rfind("HTTP/1.1 413", 0), 0u) << answer;
+    EXPECT_TRUE(connection.closedByPeer());
+  }
+}
+
+TEST(HttpServerTest, RoutesByExactPath) {
+  HttpHandler handler = routeByPath({{"/a", [](const HttpServerRequest&) {
+                                        return HttpServerResponse{200, "text/plain", "a"};
+                                      }}});
+  HttpServerRequest request;
+  request.path = "/a";
+  EXPECT_EQ(handler(request).body, "a");
+  request.path = "/a/b";
+  EXPECT_EQ(handler(request).status, 404);
+}
+
 TEST(HttpServerTest, ABusyPortIsAnError) {
-  auto first = HttpServer::create({"127.0.0.1", 0}, [](const HttpServerRequest&) {
+  auto first = HttpServer::create(ListenAddress{"127.0.0.1", 0}, [](const HttpServerRequest&) {
     return HttpServerResponse{};
   });
   ASSERT_TRUE(first.ok());
-  auto second = HttpServer::create({"127.0.0.1", (*first)->port()},
+  auto second = HttpServer::create(ListenAddress{"127.0.0.1", (*first)->port()},
                                    [](const HttpServerRequest&) { return HttpServerResponse{}; });
   EXPECT_FALSE(second.ok());
 }

@@ -1,5 +1,5 @@
-// The HTTPS server against a real TLS client (libcurl): routing, limits, keep-alive, and a
-// certificate rotated on disk being picked up without dropping established connections.
+// The webhooks' HTTPS server against a real TLS client (libcurl): routing, limits, keep-alive,
+// and a certificate rotated on disk being picked up without dropping established connections.
 #include "kvc/webhook/server.h"
 
 #include <curl/curl.h>
@@ -97,12 +97,12 @@ protected:
                                                   [] { return api::Settings{}; });
     routes.ready = [] { return true; };
     routes.metrics = &metrics_;
-    HttpsServer::Options options;
-    options.certFile = (dir_ / "tls.crt").string();
-    options.keyFile = (dir_ / "tls.key").string();
-    options.reloadInterval = std::chrono::milliseconds(50);
-    options.maxBodyBytes = 64 * 1024;
-    auto server = HttpsServer::start(options, makeRoutes(routes), &metrics_);
+    runtime::HttpServerOptions options = defaultServerOptions();
+    options.cert_file = (dir_ / "tls.crt").string();
+    options.key_file = (dir_ / "tls.key").string();
+    options.reload_interval = std::chrono::milliseconds(50);
+    options.max_body_bytes = 64 * 1024;
+    auto server = startServer(options, routes);
     ASSERT_TRUE(server.ok()) << server.status().message();
     server_ = std::move(server).value();
     base_ = "https://127.0.0.1:" + std::to_string(server_->port());
@@ -114,7 +114,7 @@ protected:
 
   fs::path dir_;
   runtime::Registry metrics_;
-  std::unique_ptr<HttpsServer> server_;
+  std::unique_ptr<runtime::HttpServer> server_;
   std::string base_;
 };
 
@@ -184,16 +184,20 @@ TEST_F(ServerTest, PicksUpARotatedCertificateWithoutDroppingConnections) {
   const Reply again = established.call(url, dir_ / "first.crt", kReview);
   EXPECT_EQ(again.status, 200);
   EXPECT_EQ(again.newConnections, 0);
-  EXPECT_NE(metrics_.render().find("kvcache_webhook_certificate_reloads_total{result=\"success\"} 1"),
-            std::string::npos)
+  EXPECT_NE(
+      metrics_.render().find("kvcache_webhook_certificate_reloads_total{result=\"success\"} 1"),
+      std::string::npos)
       << metrics_.render();
 }
 
 TEST(ServerStart, RefusesAMissingCertificate) {
-  HttpsServer::Options options;
-  options.certFile = "/nonexistent/tls.crt";
-  options.keyFile = "/nonexistent/tls.key";
-  auto server = HttpsServer::start(options, {}, nullptr);
+  runtime::Registry metrics;
+  WebhookRoutes routes;
+  routes.metrics = &metrics;
+  runtime::HttpServerOptions options = defaultServerOptions();
+  options.cert_file = "/nonexistent/tls.crt";
+  options.key_file = "/nonexistent/tls.key";
+  auto server = startServer(options, routes);
   ASSERT_FALSE(server.ok());
   EXPECT_NE(server.status().message().find("/nonexistent/tls.crt"), std::string::npos);
 }

@@ -1,12 +1,21 @@
 #pragma once
-// A tiny plain-HTTP/1.1 server for the manager's probes and metrics (/healthz, /readyz,
-// /metrics), on Boost.Beast with one I/O thread. It is deliberately minimal: no TLS, small
-// request bodies, short timeouts. The webhook layer serves admission over its own TLS server.
+// The operator's one HTTP(S) server (Boost.Beast over Asio, OpenSSL for TLS): the manager's
+// probes and metrics over plain HTTP, the admission webhooks over HTTPS.
 //
-// Promises: binds at create() (port 0 picks a free port, reported by port()); a handler's
-// answer is written as is; a request larger than 64 KiB or idle for 10 s is dropped; stop()
-// closes the listener and every connection, and returns once the I/O thread has exited.
+// Promises:
+// - create() binds and loads the certificate, so a busy port or a bad certificate is an error
+//   there, before anything is served; port 0 picks a free port, reported by port().
+// - Keep-alive. A connection idle for `idle_timeout` is closed. A body over `max_body_bytes` is
+//   answered 413 and the rest of it drained before closing (lingering close), so a client still
+//   sending reads the answer rather than a reset. A handler that throws answers 500.
+// - With TLS, the certificate and key files are re-read when they change, without a restart
+//   and without dropping connections: new connections get the new certificate, established
+//   ones keep the one they were accepted with. A pair that does not load (half-written during a
+//   renewal) keeps the previous one and is tried again on the next tick.
+// - stop() closes the listener and every connection, and returns once the threads have exited.
 
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,6 +32,9 @@ struct HttpServerRequest {
   std::string path;    // target without the query
   std::string body;
   std::map<std::string, std::string> headers;  // names lower-cased
+
+  // The value of a header (name in lower case), or "" when absent.
+  std::string header(const std::string& name) const;
 };
 
 struct HttpServerResponse {
@@ -33,6 +45,9 @@ struct HttpServerResponse {
 
 using HttpHandler = std::function<HttpServerResponse(const HttpServerRequest&)>;
 
+// A handler that dispatches on the exact path, answering 404 for any other.
+HttpHandler routeByPath(std::map<std::string, HttpHandler> routes);
+
 struct ListenAddress {
   std::string host;  // "127.0.0.1", "0.0.0.0", "::1"
   int port = 0;
@@ -42,17 +57,45 @@ struct ListenAddress {
 // (port -1).
 Result<ListenAddress> parseListenAddress(std::string_view text);
 
+struct HttpServerOptions {
+  ListenAddress listen{"127.0.0.1", 0};
+  // Both empty: plain HTTP. Both set: HTTPS with the PEM certificate chain and key.
+  std::string cert_file;
+  std::string key_file;
+  std::chrono::milliseconds reload_interval{2000};  // how often the files are checked
+  // Called after the files changed on disk: true when the new pair is in use, false when it
+  // did not load and the previous one is kept.
+  std::function<void(bool loaded)> on_certificate_reload;
+  std::size_t max_body_bytes = 64 * 1024;
+  std::chrono::seconds idle_timeout{10};
+  int threads = 1;
+};
+
 class HttpServer {
 public:
+  // Binds and loads the certificate; serves nothing until start().
+  static Result<std::unique_ptr<HttpServer>> create(HttpServerOptions options,
+                                                    HttpHandler handler);
+  // Plain HTTP on `address` with the default limits.
   static Result<std::unique_ptr<HttpServer>> create(const ListenAddress& address,
                                                     HttpHandler handler);
-  virtual ~HttpServer() = default;
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
 
-  virtual int port() const = 0;
-  // "127.0.0.1:8081"
-  virtual std::string address() const = 0;
-  virtual void start() = 0;
-  virtual void stop() = 0;
+  int port() const;
+  // "127.0.0.1:8081", "[::1]:8443"
+  std::string address() const;
+  bool tls() const;
+  void start();
+  // Idempotent.
+  void stop();
+
+  class Impl;
+
+private:
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace kvc::runtime

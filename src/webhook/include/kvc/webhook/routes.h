@@ -11,9 +11,9 @@
 #include <string>
 #include <string_view>
 
+#include "kvc/runtime/http_server.h"
 #include "kvc/runtime/metrics.h"
 #include "kvc/webhook/pod_handlers.h"
-#include "kvc/webhook/server.h"
 
 namespace kvc::webhook {
 
@@ -27,7 +27,7 @@ struct WebhookRoutes {
   runtime::Registry* metrics = nullptr;  // rendered on /metrics; must outlive the routes
 };
 
-std::map<std::string, HttpHandler> makeRoutes(const WebhookRoutes& config);
+std::map<std::string, runtime::HttpHandler> makeRoutes(const WebhookRoutes& config);
 
 // An InjectionObserver that counts decisions by outcome and refusal reason.
 class InjectionMetrics : public InjectionObserver {
