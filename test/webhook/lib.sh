@@ -14,3 +14,20 @@ spec:
   domain: {name: canary, blockSize: 16, dtype: bfloat16}
 YAML
 }
+
+# kvc_canary_injected [NAME]: a labelled Pod NAME (default kvcache-canary) in the canary
+# namespace, created with --dry-run=server, comes back injected: the API server reaches the
+# webhook and the webhook resolves the canary Binding.
+kvc_canary_injected() {
+  kubectl create --dry-run=server -o json -f - <<YAML 2>/dev/null | grep -q 'kvcache.gpustack.ai/injected'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: ${1:-kvcache-canary}
+  namespace: kvcache-canary
+  labels: {kvcache.gpustack.ai/inject: "true"}
+  annotations: {kvcache.gpustack.ai/binding: canary, kvcache.gpustack.ai/engine: vLLM}
+spec:
+  containers: [{name: c, image: x, command: [vllm], args: [serve]}]
+YAML
+}

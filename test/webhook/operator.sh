@@ -20,6 +20,8 @@ if [ "${KVC_SKIP_INTEGRATION:-0}" = 1 ]; then
 fi
 # shellcheck disable=SC1091
 . "${KVC_CLUSTER_DIR:?KVC_CLUSTER_DIR is required}/env"
+# shellcheck source=test/webhook/lib.sh
+. "$HERE/lib.sh"
 
 free_port() {
   local port
@@ -50,20 +52,6 @@ register() {
   kubectl apply -f "$dir/webhooks.yaml" >/dev/null
 }
 
-canary() {  # a labelled Pod, created with --dry-run=server, comes back injected
-  kubectl create --dry-run=server -o json -f - <<'YAML' 2>/dev/null | grep -q 'kvcache.gpustack.ai/injected'
-apiVersion: v1
-kind: Pod
-metadata:
-  name: kvcache-canary
-  namespace: kvcache-canary
-  labels: {kvcache.gpustack.ai/inject: "true"}
-  annotations: {kvcache.gpustack.ai/binding: canary, kvcache.gpustack.ai/engine: vLLM}
-spec:
-  containers: [{name: c, image: x, command: [vllm], args: [serve]}]
-YAML
-}
-
 case $step in
   up)
     binary=${2:?usage: operator.sh up KVCACHE_BINARY DIR}
@@ -87,13 +75,15 @@ case $step in
     setsid "$binary" operator --kubeconfig "$KUBECONFIG" \
       --webhook-address 127.0.0.1 --webhook-port "$port" \
       --tls-cert-file "$dir/tls.crt" --tls-key-file "$dir/tls.key" \
-      --health-addr "127.0.0.1:$health" --identity "test-$$" --log-level info \
+      --health-addr "127.0.0.1:$health" --metrics-addr "127.0.0.1:$health" \
+      --identity "test-$$" --log-level info \
       </dev/null >"$dir/operator.log" 2>&1 &
     pid=$!
     cat >"$dir/operator.env" <<ENV
 KVC_OPERATOR_PID=$pid
 KVC_WEBHOOK_PORT=$port
 KVC_WEBHOOK_URL=https://127.0.0.1:$port
+KVC_OPERATOR_METRICS_URL=http://127.0.0.1:$health/metrics
 KVC_OPERATOR_HEALTH=127.0.0.1:$health
 KVC_OPERATOR_DIR=$dir
 KVC_OPERATOR_BINARY=$binary
@@ -106,7 +96,7 @@ ENV
     register "$dir" "https://127.0.0.1:$port"
     # The API server picks configurations up through an informer: wait for the canary.
     for _ in $(seq 1 60); do
-      canary && { log "operator pid $pid serving webhooks on port $port"; exit 0; }
+      kvc_canary_injected && { log "operator pid $pid serving webhooks on port $port"; exit 0; }
       sleep 1
     done
     log "the canary Pod never came back mutated; operator log:"
@@ -132,7 +122,7 @@ ENV
     . "$dir/operator.env"
     register "$dir" "${3:-$KVC_WEBHOOK_URL}"
     if [ -z "${3:-}" ]; then
-      for _ in $(seq 1 60); do canary && exit 0; sleep 1; done
+      for _ in $(seq 1 60); do kvc_canary_injected && exit 0; sleep 1; done
       log "the canary Pod never came back mutated after re-registering"
       exit 1
     fi ;;

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <thread>
 
 namespace kvc::runtime {
@@ -239,12 +240,27 @@ TEST(LeaderElectorTest, HealthFailsWhenTheLeaderStopsRenewing) {
 }
 
 // Advances the fake clock in steps, letting the elector thread reach its next wait each time.
+// Time moves only while the elector sleeps on the fake clock: each step waits for a sleeper.
+void awaitSleeper(FakeClock& clock, const std::function<bool()>& done = [] { return false; }) {
+  while (clock.waiters() == 0 && !done()) {
+    std::this_thread::yield();
+  }
+}
+
 void advanceInSteps(FakeClock& clock, Clock::Duration total, Clock::Duration step) {
   for (Clock::Duration done{}; done < total; done += step) {
-    while (clock.waiters() == 0) {
-      std::this_thread::yield();
-    }
+    awaitSleeper(clock);
     clock.advance(step);
+  }
+}
+
+// Advances in `step`s, each once the elector sleeps, until `done()`.
+void advanceUntil(FakeClock& clock, const std::function<bool()>& done, Clock::Duration step) {
+  while (!done()) {
+    awaitSleeper(clock, done);
+    if (!done()) {
+      clock.advance(step);
+    }
   }
 }
 
@@ -290,14 +306,7 @@ TEST(LeaderElectorTest, RunGivesUpLeadershipWhenRenewalsFailPastTheDeadline) {
   }
   const Clock::TimePoint failed_at = clock.now();
   // The renew loop retries every 2 s and gives up at the 10 s renew deadline.
-  while (stopped == 0) {
-    while (clock.waiters() == 0 && stopped == 0) {
-      std::this_thread::yield();
-    }
-    if (stopped == 0) {
-      clock.advance(milliseconds(500));
-    }
-  }
+  advanceUntil(clock, [&] { return stopped != 0; }, milliseconds(500));
   runner.join();
   const auto lost_after = clock.now() - failed_at;
   EXPECT_GE(lost_after, seconds(10));
@@ -320,14 +329,7 @@ TEST(LeaderElectorTest, AStandbyTakesOverWithinLeaseDurationPlusRetryPeriod) {
   std::thread runner([&] { (*b)->run(stop.get_token()); });
   // "a" dies right after its last renewal; b must win no later than lease + retry period after.
   const Clock::TimePoint died = clock.now();
-  while (!elected) {
-    while (clock.waiters() == 0 && !elected) {
-      std::this_thread::yield();
-    }
-    if (!elected) {
-      clock.advance(milliseconds(100));
-    }
-  }
+  advanceUntil(clock, [&] { return elected.load(); }, milliseconds(100));
   const auto takeover = clock.now() - died;
   EXPECT_GE(takeover, seconds(15));
   EXPECT_LE(takeover, seconds(15) + seconds(2));
@@ -353,9 +355,7 @@ TEST(LeaderElectorTest, AWatchingStandbyTakesOverOneLeaseDurationAfterTheLastRen
   std::thread runner([&] { (*b)->run(stop.get_token()); });
   // The leader renews at 0.5 s, 1.0 s, ... 3.0 s, then dies; b sees each renewal as it happens.
   for (int i = 0; i < 6; ++i) {
-    while (clock.waiters() == 0) {
-      std::this_thread::yield();
-    }
+    awaitSleeper(clock);
     clock.advance(milliseconds(500));
     ASSERT_TRUE(leader->tryAcquireOrRenew());
     LeaderElectionRecord renewed;
@@ -368,14 +368,7 @@ TEST(LeaderElectorTest, AWatchingStandbyTakesOverOneLeaseDurationAfterTheLastRen
     }
   }
   const Clock::TimePoint last_renewal = clock.now();
-  while (!elected) {
-    while (clock.waiters() == 0 && !elected) {
-      std::this_thread::yield();
-    }
-    if (!elected) {
-      clock.advance(milliseconds(100));
-    }
-  }
+  advanceUntil(clock, [&] { return elected.load(); }, milliseconds(100));
   const auto takeover = clock.now() - last_renewal;
   EXPECT_GE(takeover, seconds(15));
   EXPECT_LE(takeover, seconds(15) + milliseconds(100));
@@ -398,9 +391,7 @@ TEST(LeaderElectorTest, AWatchingStandbyTakesAReleasedLeaseAtOnce) {
   ASSERT_TRUE(b.ok());
   std::stop_source stop;
   std::thread runner([&] { (*b)->run(stop.get_token()); });
-  while (clock.waiters() == 0) {
-    std::this_thread::yield();
-  }
+  awaitSleeper(clock);
   ASSERT_TRUE(leader->release());
   // No clock movement at all: the watch sees the release and b tries at once.
   while (!elected) {

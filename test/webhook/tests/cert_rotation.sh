@@ -16,18 +16,6 @@ kvc_assert_contains "the server presents a certificate" "serial=" "$before"
 file=$(openssl x509 -noout -serial -in "$KVC_OPERATOR_DIR/tls.crt")
 kvc_wait_for 30 "new connections get the rotated certificate" bash -c "[ \"\$(openssl s_client -connect 127.0.0.1:$KVC_WEBHOOK_PORT -CAfile $KVC_CA_CERT </dev/null 2>/dev/null | openssl x509 -noout -serial)\" = '$file' ]"
 kvc_assert_eq "the operator did not restart" "$KVC_OPERATOR_PID" "$(pgrep -f "webhook-port $KVC_WEBHOOK_PORT" | head -n 1)"
-canary() {
-  kubectl create --dry-run=server -o json -f - <<'YAML' | grep -q 'kvcache.gpustack.ai/injected'
-apiVersion: v1
-kind: Pod
-metadata:
-  name: after-rotation
-  namespace: kvcache-canary
-  labels: {kvcache.gpustack.ai/inject: "true"}
-  annotations: {kvcache.gpustack.ai/binding: canary, kvcache.gpustack.ai/engine: vLLM}
-spec:
-  containers: [{name: c, image: x, command: [vllm], args: [serve]}]
-YAML
-}
-kvc_wait_for 30 "the API server still reaches the webhook after the rotation" canary
+kvc_wait_for 30 "the API server still reaches the webhook after the rotation" \
+  kvc_canary_injected after-rotation
 kvc_done
