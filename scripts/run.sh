@@ -43,7 +43,7 @@ banner "a real Mooncake store: one master (multi-tenant) and two members of 256 
 "$kvcache" store status --admin "$KVC_STORE_ADMIN" || true
 
 banner "kvcache operator, its webhooks registered with the API server"
-"$root/test/webhook/operator.sh" up "$kvcache" "$demo/operator"
+KVC_OPERATOR_WATCH_NAMESPACE="" "$root/test/webhook/operator.sh" up "$kvcache" "$demo/operator"
 
 banner "KVCacheBackend demo-store -> KVCachePool demo-pool -> KVCachePoolBinding demo/team-a"
 kubectl create namespace demo --dry-run=client -o yaml | kubectl apply -f - >/dev/null

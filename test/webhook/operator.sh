@@ -72,7 +72,13 @@ case $step in
     # The canary's cluster state: a Binding whose pool and backend resolve.
     kubectl create namespace kvcache-canary --dry-run=client -o yaml | kubectl apply -f - >/dev/null
     "$HERE/apply-with-status.sh" "$HERE/canary-cluster.yaml"
-    setsid "$binary" operator --kubeconfig "$KUBECONFIG" \
+    # Its controllers write the status of the Bindings they watch: keep them to the canary
+    # namespace, so that tests running alongside (kube_it, with ctest -j) own their objects.
+    # KVC_OPERATOR_WATCH_NAMESPACE="" (the demo) watches every namespace.
+    watch=()
+    ns=${KVC_OPERATOR_WATCH_NAMESPACE-kvcache-canary}
+    [ -n "$ns" ] && watch=(--watch-namespace "$ns")
+    setsid "$binary" operator --kubeconfig "$KUBECONFIG" "${watch[@]}" \
       --webhook-address 127.0.0.1 --webhook-port "$port" \
       --tls-cert-file "$dir/tls.crt" --tls-key-file "$dir/tls.key" \
       --health-addr "127.0.0.1:$health" --metrics-addr "127.0.0.1:$health" \
