@@ -70,6 +70,19 @@ Status checkBody(const Json& object) {
   return okStatus();
 }
 
+// A POST or PUT of `object` to `path`, with the write parameters as the query.
+Result<HttpRequest> writeRequest(const char* method, std::string path, const Json& object,
+                                 const PostParams& params) {
+  KVC_RETURN_IF_ERROR(checkBody(object));
+  KVC_ASSIGN_OR_RETURN(std::string query, postQuery(params));
+  HttpRequest r;
+  r.method = method;
+  r.url = std::move(path) + query;
+  r.body = object.dump();
+  r.content_type = kContentJson;
+  return r;
+}
+
 struct PatchBody {
   std::string body;
   std::string_view content_type;
@@ -298,14 +311,7 @@ Result<HttpRequest> RequestBuilder::watch(const WatchParams& params) const {
 
 Result<HttpRequest> RequestBuilder::create(const Json& object, const PostParams& params) const {
   KVC_RETURN_IF_ERROR(checkNamespace(/*for_object=*/true));
-  KVC_RETURN_IF_ERROR(checkBody(object));
-  KVC_ASSIGN_OR_RETURN(std::string query, postQuery(params));
-  HttpRequest r;
-  r.method = "POST";
-  r.url = collectionPath() + query;
-  r.body = object.dump();
-  r.content_type = kContentJson;
-  return r;
+  return writeRequest("POST", collectionPath(), object, params);
 }
 
 Result<HttpRequest> RequestBuilder::replace(std::string_view name, const Json& object,
@@ -317,28 +323,14 @@ Result<HttpRequest> RequestBuilder::replaceSubresource(std::string_view subresou
                                                        std::string_view name, const Json& object,
                                                        const PostParams& params) const {
   KVC_ASSIGN_OR_RETURN(std::string path, objectPath(name, subresource));
-  KVC_RETURN_IF_ERROR(checkBody(object));
-  KVC_ASSIGN_OR_RETURN(std::string query, postQuery(params));
-  HttpRequest r;
-  r.method = "PUT";
-  r.url = path + query;
-  r.body = object.dump();
-  r.content_type = kContentJson;
-  return r;
+  return writeRequest("PUT", std::move(path), object, params);
 }
 
 Result<HttpRequest> RequestBuilder::createSubresource(std::string_view subresource,
                                                       std::string_view name, const Json& object,
                                                       const PostParams& params) const {
   KVC_ASSIGN_OR_RETURN(std::string path, objectPath(name, subresource));
-  KVC_RETURN_IF_ERROR(checkBody(object));
-  KVC_ASSIGN_OR_RETURN(std::string query, postQuery(params));
-  HttpRequest r;
-  r.method = "POST";
-  r.url = path + query;
-  r.body = object.dump();
-  r.content_type = kContentJson;
-  return r;
+  return writeRequest("POST", std::move(path), object, params);
 }
 
 Result<HttpRequest> RequestBuilder::remove(std::string_view name,

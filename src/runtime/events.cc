@@ -21,15 +21,6 @@ std::string cut(std::string_view text, std::size_t max) {
   return std::string(text.substr(0, n));
 }
 
-std::string metaString(const Json& object, const char* key) {
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) {
-    return {};
-  }
-  auto it = meta->find(key);
-  return it != meta->end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 }  // namespace
 
 EventRecorder::EventRecorder(kube::ClientPtr client, EventRecorderOptions options,
@@ -90,9 +81,9 @@ void EventRecorder::event(const Json& regarding, EventType type, std::string_vie
                           std::string_view action, std::string_view note) {
   const std::string type_name = type == EventType::Warning ? "Warning" : "Normal";
   const std::string kind = regarding.value("kind", std::string());
-  const std::string name = metaString(regarding, "name");
-  const std::string ns = metaString(regarding, "namespace");
-  const std::string uid = metaString(regarding, "uid");
+  const std::string name = kube::object::name(regarding);
+  const std::string ns = kube::object::namespaceName(regarding);
+  const std::string uid = kube::object::uid(regarding);
   const std::string note_text = cut(note, kMaxNote);
   const std::string object_key = kind + "/" + ns + "/" + name + "/" + uid;
   const std::string key = object_key + "\x1f" + type_name + "\x1f" + std::string(reason) +
@@ -136,7 +127,7 @@ void EventRecorder::event(const Json& regarding, EventType type, std::string_vie
   if (!uid.empty()) {
     regarding_ref["uid"] = uid;
   }
-  const std::string rv = metaString(regarding, "resourceVersion");
+  const std::string rv = kube::object::resourceVersion(regarding);
   if (!rv.empty()) {
     regarding_ref["resourceVersion"] = rv;
   }

@@ -108,8 +108,8 @@ HttpHandler routeByPath(std::map<std::string, HttpHandler> routes) {
 class HttpServer::Impl {
 public:
   Impl(HttpServerOptions options, HttpHandler handler)
-      : options_(std::move(options)), handler_(std::move(handler)), acceptor_(io_),
-        reloadTimer_(io_) {}
+      : options_(std::move(options)), handler_(std::move(handler)), acceptor_(control_),
+        reloadTimer_(control_) {}
 
   Status listen() {
     if (options_.cert_file.empty() != options_.key_file.empty()) {
@@ -164,8 +164,9 @@ public:
     if (stopped_.exchange(true)) {
       return;
     }
-    // Closing the listener, the timer and every connection leaves io_ without work.
-    asio::post(io_, [this] { closeAll(); });
+    // Closing the listener, the timer and every connection leaves io_ without work. On the
+    // control strand, so that it never runs alongside the accept or reload handlers.
+    asio::post(control_, [this] { closeAll(); });
     if (threads_.empty()) {
       io_.run();
     }
@@ -193,14 +194,11 @@ public:
     }
   }
 
+  // Remembers an open connection for closeAll(); drops the entries of the ones that ended.
   void track(const std::shared_ptr<Connection>& connection) {
     std::lock_guard lock(connectionsMutex_);
-    connections_.insert(connection);
-  }
-  // A connection ends: drop the entries of the ones that are gone.
-  void forgetClosed() {
-    std::lock_guard lock(connectionsMutex_);
     std::erase_if(connections_, [](const std::weak_ptr<Connection>& c) { return c.expired(); });
+    connections_.insert(connection);
   }
 
 private:
@@ -243,6 +241,8 @@ private:
   // Declared last so that it is destroyed first: the handlers it may still hold own sessions,
   // whose destructors use the members above.
   asio::io_context io_;
+  // Serialises the listener, the reload timer and closeAll() across the I/O threads.
+  asio::strand<asio::io_context::executor_type> control_{asio::make_strand(io_)};
   tcp::acceptor acceptor_;
   asio::steady_timer reloadTimer_;
   std::vector<std::thread> threads_;
@@ -260,7 +260,6 @@ public:
 
   Session(Stream stream, HttpServer::Impl& server, std::shared_ptr<ssl::context> context)
       : stream_(std::move(stream)), server_(server), context_(std::move(context)) {}
-  ~Session() override { server_.forgetClosed(); }
 
   void start() {
     if constexpr (kTls) {
@@ -393,11 +392,14 @@ void startSession(HttpServer::Impl& server, Stream stream, std::shared_ptr<ssl::
 
 void HttpServer::Impl::accept() {
   acceptor_.async_accept(asio::make_strand(io_), [this](beast::error_code ec, tcp::socket socket) {
+    if (stopped_) {
+      return;  // closeAll() ran or is queued behind this handler on the control strand
+    }
     if (ec) {
       if (ec != asio::error::operation_aborted) {
         spdlog::warn("http server {}: accept failed: {}", address(), ec.message());
       }
-      if (!stopped_ && acceptor_.is_open()) {
+      if (acceptor_.is_open()) {
         accept();
       }
       return;

@@ -74,15 +74,6 @@ void project(const Json& src, const std::vector<std::string>& tokens, std::size_
   }
 }
 
-std::string metaString(const Json& object, const char* key) {
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) {
-    return {};
-  }
-  auto it = meta->find(key);
-  return it != meta->end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 }  // namespace
 
 void stripForCache(Json& object) {
@@ -281,7 +272,7 @@ Informer::WatchOutcome Informer::watchOnce(std::stop_token stop,
         switch (event.type) {
         case kube::WatchEventType::Added:
         case kube::WatchEventType::Modified: {
-          std::string version = metaString(event.object, "resourceVersion");
+          std::string version = kube::object::resourceVersion(event.object);
           prepare(event.object);
           const std::string key = kube::object::key(event.object);
           Packed packed = packObject(event.object);
@@ -297,7 +288,7 @@ Informer::WatchOutcome Informer::watchOnce(std::stop_token stop,
           break;
         }
         case kube::WatchEventType::Deleted: {
-          std::string version = metaString(event.object, "resourceVersion");
+          std::string version = kube::object::resourceVersion(event.object);
           prepare(event.object);
           Packed old = store_.remove(kube::object::key(event.object));
           NoteObject gone = old ? NoteObject{nullptr, std::move(old)}
@@ -309,7 +300,7 @@ Informer::WatchOutcome Informer::watchOnce(std::stop_token stop,
           break;
         }
         case kube::WatchEventType::Bookmark: {
-          resource_version_ = metaString(event.object, "resourceVersion");
+          resource_version_ = kube::object::resourceVersion(event.object);
           std::lock_guard<std::mutex> guard(stats_mutex_);
           ++stats_.bookmarks;
           stats_.resource_version = resource_version_;

@@ -107,25 +107,44 @@ std::string escapeLabelValue(std::string_view value) {
 }
 
 void MetricWriter::family(std::string_view name, std::string_view help, std::string_view type) {
-  out_ += "# HELP ";
-  out_ += name;
-  out_ += ' ';
-  out_ += help;
-  out_ += "\n# TYPE ";
-  out_ += name;
-  out_ += ' ';
-  out_ += type;
-  out_ += '\n';
+  if (auto it = index_.find(name); it != index_.end()) {
+    current_ = it->second;
+    return;
+  }
+  current_ = families_.size();
+  index_.emplace(std::string(name), current_);
+  std::string& out = families_.emplace_back();
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
 }
 
 void MetricWriter::sample(std::string_view name,
                           const std::vector<std::pair<std::string, std::string>>& labels,
                           double value) {
-  out_ += name;
-  out_ += labelText(labels);
-  out_ += ' ';
-  out_ += formatValue(value);
-  out_ += '\n';
+  if (families_.empty()) {
+    families_.emplace_back();  // samples before any family(): kept, without a header
+  }
+  std::string& out = families_[current_];
+  out += name;
+  out += labelText(labels);
+  out += ' ';
+  out += formatValue(value);
+  out += '\n';
+}
+
+std::string MetricWriter::text() const {
+  std::string out;
+  for (const std::string& family : families_) {
+    out += family;
+  }
+  return out;
 }
 
 CounterFamily& Registry::counter(const std::string& name, const std::string& help,

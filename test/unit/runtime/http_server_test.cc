@@ -209,5 +209,22 @@ TEST(MetricsTest, RendersCountersGaugesHistogramsAndCollectors) {
   EXPECT_NE(text.find("depth{name=\"q\"} 4\n"), std::string::npos) << text;
 }
 
+TEST(MetricsTest, CollectorsSharingAFamilyGetOneHeaderAndGroupedSamples) {
+  Registry registry;
+  for (const char* queue : {"a", "b"}) {  // as two controllers each report their work queue
+    registry.addCollector([queue](MetricWriter& w) {
+      w.family("workqueue_depth", "Depth", "gauge");
+      w.sample("workqueue_depth", {{"name", queue}}, 1);
+      w.family("workqueue_adds_total", "Adds", "counter");
+      w.sample("workqueue_adds_total", {{"name", queue}}, 2);
+    });
+  }
+  EXPECT_EQ(registry.render(),
+            "# HELP workqueue_depth Depth\n# TYPE workqueue_depth gauge\n"
+            "workqueue_depth{name=\"a\"} 1\nworkqueue_depth{name=\"b\"} 1\n"
+            "# HELP workqueue_adds_total Adds\n# TYPE workqueue_adds_total counter\n"
+            "workqueue_adds_total{name=\"a\"} 2\nworkqueue_adds_total{name=\"b\"} 2\n");
+}
+
 }  // namespace
 }  // namespace kvc::runtime

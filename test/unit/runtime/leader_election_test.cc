@@ -6,6 +6,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <memory>
+#include <stop_token>
 #include <thread>
 
 namespace kvc::runtime {
@@ -314,27 +316,55 @@ TEST(LeaderElectorTest, RunGivesUpLeadershipWhenRenewalsFailPastTheDeadline) {
   EXPECT_FALSE((*a)->isLeader());
 }
 
+// Candidate "b" campaigning on its own thread until stop() or destruction.
+class RunningStandby {
+public:
+  RunningStandby(const std::shared_ptr<SharedLease>& lease, const Clock& clock, bool watch,
+                 double jitter) {
+    auto config = configFor(lease, "b");
+    auto lock = std::make_shared<MemoryLock>(lease, "b");
+    lock->setWatchable(watch);
+    config.lock = lock;
+    config.random = [jitter] { return jitter; };
+    config.callbacks.on_started_leading = [this] { elected_ = true; };
+    auto created = LeaderElector::create(std::move(config), clock);
+    EXPECT_TRUE(created.ok()) << created.status().toString();
+    elector_ = std::move(created).value();
+    runner_ = std::thread([this] { elector_->run(stop_.get_token()); });
+  }
+  ~RunningStandby() { stop(); }
+  RunningStandby(const RunningStandby&) = delete;
+  RunningStandby& operator=(const RunningStandby&) = delete;
+
+  void stop() {
+    if (runner_.joinable()) {
+      stop_.request_stop();
+      runner_.join();
+    }
+  }
+  bool elected() const { return elected_; }
+  const LeaderElector& elector() const { return *elector_; }
+
+private:
+  std::atomic<bool> elected_{false};
+  std::unique_ptr<LeaderElector> elector_;
+  std::stop_source stop_;
+  std::thread runner_;
+};
+
 TEST(LeaderElectorTest, AStandbyTakesOverWithinLeaseDurationPlusRetryPeriod) {
   FakeClock clock;
   auto lease = std::make_shared<SharedLease>();
   auto leader = elector(lease, "a", clock);
   ASSERT_TRUE(leader->tryAcquireOrRenew());
-  auto config = configFor(lease, "b");
-  std::atomic<bool> elected{false};
-  config.callbacks.on_started_leading = [&] { elected = true; };
-  config.random = [] { return 0.99; };  // the longest jitter: retries at 2 x 2.2 s spacing
-  auto b = LeaderElector::create(std::move(config), clock);
-  ASSERT_TRUE(b.ok());
-  std::stop_source stop;
-  std::thread runner([&] { (*b)->run(stop.get_token()); });
+  // The longest jitter: retries at 2 x 2.2 s spacing.
+  RunningStandby b(lease, clock, /*watch=*/false, /*jitter=*/0.99);
   // "a" dies right after its last renewal; b must win no later than lease + retry period after.
   const Clock::TimePoint died = clock.now();
-  advanceUntil(clock, [&] { return elected.load(); }, milliseconds(100));
+  advanceUntil(clock, [&] { return b.elected(); }, milliseconds(100));
   const auto takeover = clock.now() - died;
   EXPECT_GE(takeover, seconds(15));
   EXPECT_LE(takeover, seconds(15) + seconds(2));
-  stop.request_stop();
-  runner.join();
 }
 
 TEST(LeaderElectorTest, AWatchingStandbyTakesOverOneLeaseDurationAfterTheLastRenewal) {
@@ -342,17 +372,8 @@ TEST(LeaderElectorTest, AWatchingStandbyTakesOverOneLeaseDurationAfterTheLastRen
   auto lease = std::make_shared<SharedLease>();
   auto leader = elector(lease, "a", clock);
   ASSERT_TRUE(leader->tryAcquireOrRenew());
-  auto config = configFor(lease, "b");
-  auto lock = std::make_shared<MemoryLock>(lease, "b");
-  lock->setWatchable(true);
-  config.lock = lock;
-  config.random = [] { return 0.99; };  // the longest jitter: the watch must not depend on it
-  std::atomic<bool> elected{false};
-  config.callbacks.on_started_leading = [&] { elected = true; };
-  auto b = LeaderElector::create(std::move(config), clock);
-  ASSERT_TRUE(b.ok());
-  std::stop_source stop;
-  std::thread runner([&] { (*b)->run(stop.get_token()); });
+  // The longest jitter: the watch must not depend on it.
+  RunningStandby b(lease, clock, /*watch=*/true, /*jitter=*/0.99);
   // The leader renews at 0.5 s, 1.0 s, ... 3.0 s, then dies; b sees each renewal as it happens.
   for (int i = 0; i < 6; ++i) {
     awaitSleeper(clock);
@@ -363,17 +384,15 @@ TEST(LeaderElectorTest, AWatchingStandbyTakesOverOneLeaseDurationAfterTheLastRen
       std::lock_guard<std::mutex> guard(lease->mutex);
       renewed = *lease->record;
     }
-    while (!((*b)->observedRecord() == renewed)) {
+    while (!(b.elector().observedRecord() == renewed)) {
       std::this_thread::yield();
     }
   }
   const Clock::TimePoint last_renewal = clock.now();
-  advanceUntil(clock, [&] { return elected.load(); }, milliseconds(100));
+  advanceUntil(clock, [&] { return b.elected(); }, milliseconds(100));
   const auto takeover = clock.now() - last_renewal;
   EXPECT_GE(takeover, seconds(15));
   EXPECT_LE(takeover, seconds(15) + milliseconds(100));
-  stop.request_stop();
-  runner.join();
 }
 
 TEST(LeaderElectorTest, AWatchingStandbyTakesAReleasedLeaseAtOnce) {
@@ -381,24 +400,14 @@ TEST(LeaderElectorTest, AWatchingStandbyTakesAReleasedLeaseAtOnce) {
   auto lease = std::make_shared<SharedLease>();
   auto leader = elector(lease, "a", clock);
   ASSERT_TRUE(leader->tryAcquireOrRenew());
-  auto config = configFor(lease, "b");
-  auto lock = std::make_shared<MemoryLock>(lease, "b");
-  lock->setWatchable(true);
-  config.lock = lock;
-  std::atomic<bool> elected{false};
-  config.callbacks.on_started_leading = [&] { elected = true; };
-  auto b = LeaderElector::create(std::move(config), clock);
-  ASSERT_TRUE(b.ok());
-  std::stop_source stop;
-  std::thread runner([&] { (*b)->run(stop.get_token()); });
+  RunningStandby b(lease, clock, /*watch=*/true, /*jitter=*/0.0);
   awaitSleeper(clock);
   ASSERT_TRUE(leader->release());
   // No clock movement at all: the watch sees the release and b tries at once.
-  while (!elected) {
+  while (!b.elected()) {
     std::this_thread::yield();
   }
-  stop.request_stop();
-  runner.join();
+  b.stop();
   EXPECT_EQ(lease->record->holder_identity, "");  // b took it, then released it on stop
   EXPECT_EQ(lease->record->leader_transitions, 1);
 }

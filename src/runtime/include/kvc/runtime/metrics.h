@@ -101,17 +101,23 @@ using CounterFamily = Family<Counter>;
 using GaugeFamily = Family<Gauge>;
 using HistogramFamily = Family<Histogram>;
 
-// Writes samples computed at scrape time.
+// Writes samples computed at scrape time. The text format wants one `# HELP`/`# TYPE` header
+// per family with all its samples together, while several writers (one collector per
+// controller, say) may each report into the same family: samples are therefore grouped under
+// their family, and families come out in the order they were first named.
 class MetricWriter {
 public:
-  // One `# HELP`/`# TYPE` header ("gauge" or "counter") followed by its samples.
+  // Selects the family the following samples belong to ("gauge", "counter", "histogram"); the
+  // header is written once, by the first call for a name.
   void family(std::string_view name, std::string_view help, std::string_view type);
   void sample(std::string_view name,
               const std::vector<std::pair<std::string, std::string>>& labels, double value);
-  const std::string& text() const { return out_; }
+  std::string text() const;
 
 private:
-  std::string out_;
+  std::vector<std::string> families_;         // header and samples, one entry per family
+  std::map<std::string, std::size_t, std::less<>> index_;  // family name -> entry
+  std::size_t current_ = 0;
 };
 
 class Registry {
