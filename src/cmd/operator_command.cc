@@ -23,6 +23,7 @@
 #include "kvc/runtime/allocator.h"
 #include "kvc/runtime/controller.h"
 #include "kvc/runtime/informer.h"
+#include "kvc/runtime/leader_election.h"
 #include "kvc/runtime/manager.h"
 #include "kvc/runtime/observed_generation.h"
 
@@ -149,6 +150,15 @@ int runOperator(const OperatorOptions& options) {
       return kExitBadInput;
     }
     *into = *d;
+  }
+  // Refused before any cluster is reached: bad flags are exit 2 whatever the kubeconfig.
+  if (Status timing = runtime::validateLeaderElectionTiming(manager_options.lease_duration,
+                                                            manager_options.renew_deadline,
+                                                            manager_options.retry_period);
+      !timing.ok()) {
+    std::cerr << "kvcache operator: --lease-duration, --renew-deadline, --retry-period: "
+              << timing.message() << "\n";
+    return kExitBadInput;
   }
 
   kube::LoadOptions load;

@@ -164,31 +164,36 @@ Status KubeLeaseLock::watch(
   return okStatus();
 }
 
-Status validateLeaderElectionConfig(const LeaderElectionConfig& config) {
+Status validateLeaderElectionTiming(Clock::Duration lease_duration, Clock::Duration renew_deadline,
+                                    Clock::Duration retry_period) {
   using std::chrono::duration;
+  if (lease_duration <= Clock::Duration::zero() || renew_deadline <= Clock::Duration::zero() ||
+      retry_period <= Clock::Duration::zero()) {
+    return invalidArgument("lease duration, renew deadline and retry period must be positive");
+  }
+  if (lease_duration <= renew_deadline) {
+    return invalidArgument("the lease duration must be greater than the renew deadline");
+  }
+  const double jittered_retry = kJitterFactor * duration<double>(retry_period).count();
+  if (duration<double>(renew_deadline).count() <= jittered_retry) {
+    return invalidArgument("the renew deadline must be greater than 1.2 x the retry period");
+  }
+  if (lease_duration < std::chrono::seconds(1)) {
+    return invalidArgument("the lease duration must be at least one second (the Lease counts "
+                           "whole seconds)");
+  }
+  return okStatus();
+}
+
+Status validateLeaderElectionConfig(const LeaderElectionConfig& config) {
   if (!config.lock) {
     return invalidArgument("leader election needs a lock");
   }
   if (config.lock->identity().empty()) {
     return invalidArgument("leader election needs a non-empty identity");
   }
-  if (config.lease_duration <= Clock::Duration::zero() ||
-      config.renew_deadline <= Clock::Duration::zero() ||
-      config.retry_period <= Clock::Duration::zero()) {
-    return invalidArgument("lease duration, renew deadline and retry period must be positive");
-  }
-  if (config.lease_duration <= config.renew_deadline) {
-    return invalidArgument("the lease duration must be greater than the renew deadline");
-  }
-  const double jittered_retry = kJitterFactor * duration<double>(config.retry_period).count();
-  if (duration<double>(config.renew_deadline).count() <= jittered_retry) {
-    return invalidArgument("the renew deadline must be greater than 1.2 x the retry period");
-  }
-  if (config.lease_duration < std::chrono::seconds(1)) {
-    return invalidArgument("the lease duration must be at least one second (the Lease counts "
-                           "whole seconds)");
-  }
-  return okStatus();
+  return validateLeaderElectionTiming(config.lease_duration, config.renew_deadline,
+                                      config.retry_period);
 }
 
 Result<std::unique_ptr<LeaderElector>> LeaderElector::create(LeaderElectionConfig config,

@@ -315,7 +315,10 @@ TEST(OperatorIntegrationTest, AGracefulStopHandsTheLeaseOverWithinARetry) {
 TEST(OperatorIntegrationTest, BadFlagsAndBadTimingAreRefusedWithExitCode2) {
   auto [code, output] = run({kvcacheBinary(), "operator", "--lease-duration=5s",
                              "--renew-deadline=5s", "--kubeconfig=/nonexistent"});
-  EXPECT_NE(code, 0) << output;
+  // Exit 2 before the (missing) kubeconfig is read, naming the flags.
+  EXPECT_EQ(code, 2) << output;
+  EXPECT_NE(output.find("--renew-deadline"), std::string::npos) << output;
+  EXPECT_NE(output.find("greater than the renew deadline"), std::string::npos) << output;
   auto [code2, output2] = run({kvcacheBinary(), "operator", "--lease-duration=soon"});
   EXPECT_EQ(code2, 2) << output2;
   EXPECT_NE(output2.find("--lease-duration"), std::string::npos) << output2;

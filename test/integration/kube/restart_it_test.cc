@@ -19,9 +19,7 @@ DedicatedCluster* g_cluster = nullptr;
 class ClusterEnvironment : public ::testing::Environment {
 public:
   void SetUp() override {
-    if (std::getenv("KVC_SKIP_INTEGRATION") != nullptr) {
-      return;
-    }
+    // (KVC_SKIP_INTEGRATION=1 never gets here: main() exits 77 first.)
     cluster_ = std::make_unique<DedicatedCluster>(buildDir() + "/cluster-kube-restart");
     g_cluster = cluster_.get();
   }

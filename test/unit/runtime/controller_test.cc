@@ -6,6 +6,9 @@
 
 #include <deque>
 #include <mutex>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace kvc::runtime {
 namespace {
@@ -144,6 +147,15 @@ TEST_F(ControllerTest, WorkersDrainOnStop) {
   }
   controller_->stop();
   EXPECT_EQ(controller_->queue().processingLen(), 0U);
+  EXPECT_EQ(controller_->queue().len(), 0U);
+  // Every queued key was reconciled before the workers left (client-go's drain), none lost.
+  const std::vector<std::string> seen = reconciler_->seen();
+  const std::set<std::string> keys(seen.begin(), seen.end());
+  std::set<std::string> expected;
+  for (int i = 0; i < 10; ++i) {
+    expected.insert("ns/k" + std::to_string(i));
+  }
+  EXPECT_EQ(keys, expected);
   EXPECT_FALSE(controller_->processNext());  // shut down
 }
 

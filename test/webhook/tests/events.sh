@@ -36,7 +36,7 @@ kvc_wait_for 60 "Deployment bad has a KVCacheInjectionRefused Event" event_on De
 note=$(kubectl -n "$ns" get events.events.k8s.io -o json |
   jq -r '[.items[] | select(.regarding.name == "bad" and .reason == "KVCacheInjectionRefused")][0].note')
 kvc_assert_contains "the refusal Event names the reason and the fix" "UnrecognisedLauncher" "$note"
-kubectl create --dry-run=server -n "$ns" -o json -f - >/dev/null <<YAML
+dry=$(kubectl create --dry-run=server -n "$ns" -o json -f - <<YAML
 apiVersion: v1
 kind: Pod
 metadata:
@@ -46,7 +46,13 @@ metadata:
 spec:
   containers: [{name: c, image: x, command: [vllm], args: [serve]}]
 YAML
-sleep 3
+)
+kvc_assert_eq "the dry-run went through the webhook and came back injected" "true" \
+  "$(jq '.metadata.annotations | has("kvcache.gpustack.ai/injected")' <<<"$dry")"
+# Events are sent in order by one queue: once a later injection's Event is there, a dry-run
+# Event would be too.
+deployment later vllm | kubectl apply -f - >/dev/null
+kvc_wait_for 60 "Deployment later has a KVCacheInjected Event" event_on Deployment later KVCacheInjected
 kvc_assert_eq "no Event for a dry-run" "false" \
   "$(kubectl -n "$ns" get events.events.k8s.io -o json | jq '[.items[] | select(.regarding.name == "dry")] | length > 0')"
 kvc_done

@@ -130,7 +130,12 @@ struct LeaderElectionConfig {
 
 inline constexpr double kJitterFactor = 1.2;
 
-// Checks the timing rules; InvalidArgument naming the rule that fails.
+// The timing rules alone (LeaseDuration > RenewDeadline > 1.2 x RetryPeriod, all positive, the
+// lease at least a second), so a command can refuse bad flags before it reaches any cluster.
+Status validateLeaderElectionTiming(Clock::Duration lease_duration, Clock::Duration renew_deadline,
+                                    Clock::Duration retry_period);
+
+// The timing rules plus a lock with an identity; InvalidArgument naming the rule that fails.
 Status validateLeaderElectionConfig(const LeaderElectionConfig& config);
 
 class LeaderElector {
