@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "kvc/common/text.h"
+
 namespace kvc::kube {
 namespace {
 
@@ -106,18 +108,6 @@ std::string stringField(const Json& object, const char* key) {
     return it->get<std::string>();
   }
   return {};
-}
-
-std::string excerpt(std::string_view body) {
-  constexpr std::size_t kMax = 300;
-  std::string out;
-  for (const char c : body.substr(0, kMax)) {
-    out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
-  }
-  if (body.size() > kMax) {
-    out += "...";
-  }
-  return out;
 }
 
 }  // namespace
@@ -258,7 +248,7 @@ ApiError errorFromResponse(int http_status, std::string_view body,
     }
   } else {
     std::string message = body.empty() ? "the server answered with an empty body"
-                                       : "the server answered: " + excerpt(body);
+                                       : "the server answered: " + excerpt(body, 300);
     error = ApiError(reasonForCode(http_status), std::move(message), http_status);
   }
   if (auto header = parseRetryAfter(retry_after_header)) {

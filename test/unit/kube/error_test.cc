@@ -67,6 +67,18 @@ TEST(ApiErrorTest, WithoutAKnownReasonTheHttpStatusDecides) {
   EXPECT_EQ(errorFromResponse(504, "").reason(), ErrorReason::Timeout);
 }
 
+TEST(ApiErrorTest, ANonStatusBodyIsQuotedOnOneLineWithoutSplittingACharacter) {
+  std::string page = "<html>\n";
+  for (int i = 0; i < 400; ++i) {
+    page += "ü";  // two bytes each: a byte cut at 300 would split one
+  }
+  const ApiError e = errorFromResponse(502, page);
+  EXPECT_EQ(e.message().find('\n'), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("…"), std::string::npos) << e.message();
+  // Valid UTF-8: it can go into a condition or an Event without the JSON encoder throwing.
+  EXPECT_NO_THROW((void)Json(e.message()).dump());
+}
+
 TEST(ApiErrorTest, InvalidCarriesItsFieldCauses) {
   const ApiError e = errorFromResponse(
       422, status(422, "Invalid", "KVCachePoolBinding.worker.gpustack.ai b is invalid",

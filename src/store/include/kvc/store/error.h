@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "kvc/common/status.h"
+#include "kvc/common/text.h"  // excerpt(), for the messages of StoreError
 #include "kvc/common/typed_result.h"
 
 namespace kvc::store {
@@ -85,9 +86,5 @@ public:
   // True when this is a failure of the given kind.
   bool is(StoreErrorKind kind) const { return !this->ok() && this->error().kind() == kind; }
 };
-
-// Cuts a response body to at most `max_runes` UTF-8 characters for an error message, on one
-// line (newlines and tabs become spaces), with "…" when something was cut.
-std::string excerpt(std::string_view body, std::size_t max_runes = 512);
 
 }  // namespace kvc::store

@@ -1,0 +1,69 @@
+#include "kvc/common/text.h"
+
+namespace kvc {
+namespace {
+
+// Length of the UTF-8 sequence starting with `lead`, or 1 for a stray byte.
+std::size_t sequenceLength(unsigned char lead) {
+  if (lead < 0x80) {
+    return 1;
+  }
+  if ((lead & 0xE0) == 0xC0) {
+    return 2;
+  }
+  if ((lead & 0xF0) == 0xE0) {
+    return 3;
+  }
+  if ((lead & 0xF8) == 0xF0) {
+    return 4;
+  }
+  return 1;
+}
+
+}  // namespace
+
+std::string excerpt(std::string_view body, std::size_t max_runes) {
+  // Trim surrounding whitespace first, so a trailing newline does not count.
+  const auto first = body.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) {
+    return {};
+  }
+  body = body.substr(first, body.find_last_not_of(" \t\r\n") - first + 1);
+
+  std::string out;
+  std::size_t runes = 0;
+  std::size_t i = 0;
+  while (i < body.size()) {
+    if (runes == max_runes) {
+      break;
+    }
+    const auto lead = static_cast<unsigned char>(body[i]);
+    std::size_t n = sequenceLength(lead);
+    if (i + n > body.size()) {
+      n = body.size() - i;
+    }
+    if (lead == '\n' || lead == '\r' || lead == '\t') {
+      out.push_back(' ');
+    } else if (lead < 0x20 || lead == 0x7f) {
+      out.push_back('?');
+    } else {
+      out.append(body.substr(i, n));
+    }
+    i += n;
+    ++runes;
+  }
+  if (i < body.size() && max_runes > 0) {
+    // Make room for the marker within the budget.
+    if (runes == max_runes) {
+      std::size_t cut = out.size();
+      do {
+        --cut;
+      } while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80);
+      out.resize(cut);
+    }
+    out += "…";
+  }
+  return out;
+}
+
+}  // namespace kvc
