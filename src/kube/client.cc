@@ -32,17 +32,6 @@ std::string_view metaString(const Json& obj, const char* key) {
 
 }  // namespace
 
-std::string_view watchEventTypeName(WatchEventType type) {
-  switch (type) {
-  case WatchEventType::Added: return "ADDED";
-  case WatchEventType::Modified: return "MODIFIED";
-  case WatchEventType::Deleted: return "DELETED";
-  case WatchEventType::Bookmark: return "BOOKMARK";
-  case WatchEventType::Error: return "ERROR";
-  }
-  return "ERROR";
-}
-
 ApiResult<WatchEvent> parseWatchEvent(std::string_view line) {
   Json parsed = Json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded() || !parsed.is_object()) {

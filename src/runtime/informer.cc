@@ -123,7 +123,7 @@ Transform keepFields(std::vector<std::string> json_pointers) {
 }
 
 Informer::Informer(kube::ClientPtr client, InformerOptions options, const Clock& clock)
-    : client_(client), api_(client, options.resource, options.namespace_name),
+    : api_(std::move(client), options.resource, options.namespace_name),
       options_(std::move(options)), clock_(clock) {}
 
 Informer::~Informer() { stop(); }

@@ -116,15 +116,6 @@ InformerPtr Manager::informerFor(const InformerOptions& options) {
   return informer;
 }
 
-bool Manager::informersSynced() const {
-  for (const InformerPtr& informer : informers_) {
-    if (!informer->hasSynced()) {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool Manager::isLeader() const { return leading_.load(); }
 
 HttpServerResponse Manager::serve(const HttpServerRequest& request) {

@@ -160,7 +160,6 @@ void WorkQueue::shutDown() {
 void WorkQueue::shutDownWithDrain() {
   std::unique_lock<std::mutex> lock(mutex_);
   shutting_down_ = true;
-  draining_ = true;
   waiting_.clear();
   waiting_at_.clear();
   cv_.notify_all();

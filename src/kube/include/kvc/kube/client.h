@@ -37,9 +37,6 @@ struct ObjectList {
 
 enum class WatchEventType { Added, Modified, Deleted, Bookmark, Error };
 
-// "ADDED", "MODIFIED", ... as on the wire.
-std::string_view watchEventTypeName(WatchEventType type);
-
 struct WatchEvent {
   WatchEventType type = WatchEventType::Added;
   Json object;  // the object; a Status for Error; only metadata.resourceVersion for Bookmark

@@ -143,7 +143,6 @@ private:
   void push(std::vector<Note> notes);
   void deliver(const Note& note);
 
-  kube::ClientPtr client_;
   kube::Api api_;
   InformerOptions options_;
   const Clock& clock_;

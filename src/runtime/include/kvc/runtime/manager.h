@@ -87,7 +87,6 @@ private:
   HttpServerResponse serve(const HttpServerRequest& request);
   Status startServers();
   void stopServers();
-  bool informersSynced() const;
 
   kube::ClientPtr client_;
   ManagerOptions options_;

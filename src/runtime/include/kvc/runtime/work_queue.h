@@ -89,7 +89,6 @@ private:
   std::multimap<Clock::TimePoint, std::string> waiting_;
   std::map<std::string, Clock::TimePoint> waiting_at_;
   bool shutting_down_ = false;
-  bool draining_ = false;
   std::uint64_t adds_ = 0;
   std::uint64_t retries_ = 0;
 };
