@@ -135,25 +135,57 @@ std::string noProxyList() {
   return list;
 }
 
+// Where requests go: the server URL without a trailing slash (a path prefix such as a proxy's
+// "/k8s/clusters/c-1" is kept), and, with tls-server-name, a CONNECT_TO entry that sends
+// requests for that name to the configured host, so TLS verifies (and SNI names) the name.
+struct Endpoint {
+  std::string base_url;
+  Slist connect_to;
+};
+
+Result<Endpoint> endpointFor(const Config& config) {
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> url(curl_url(), &curl_url_cleanup);
+  auto part = [&](CURLUPart which, unsigned flags = 0) {
+    char* text = nullptr;
+    std::string out;
+    if (curl_url_get(url.get(), which, &text, flags) == CURLUE_OK && text != nullptr) {
+      out = text;
+    }
+    curl_free(text);
+    return out;
+  };
+  if (curl_url_set(url.get(), CURLUPART_URL, config.server.c_str(), 0) != CURLUE_OK) {
+    return invalidArgument("the API server URL \"" + config.server +
+                           "\" is not a URL; give https://HOST[:PORT][/PATH]");
+  }
+  const std::string scheme = part(CURLUPART_SCHEME);
+  if (scheme != "https" && scheme != "http") {
+    return invalidArgument("the API server URL must start with https:// (got \"" +
+                           config.server + "\")");
+  }
+  Endpoint endpoint;
+  if (!config.tls_server_name.empty()) {
+    const std::string host = part(CURLUPART_HOST);  // IPv6 comes bracketed
+    const std::string port = part(CURLUPART_PORT, CURLU_DEFAULT_PORT);
+    append(endpoint.connect_to, config.tls_server_name + ":" + port + ":" + host + ":" + port);
+    curl_url_set(url.get(), CURLUPART_HOST, config.tls_server_name.c_str(), 0);
+    curl_url_set(url.get(), CURLUPART_PORT, port.c_str(), 0);
+  }
+  curl_url_set(url.get(), CURLUPART_QUERY, nullptr, 0);
+  curl_url_set(url.get(), CURLUPART_FRAGMENT, nullptr, 0);
+  endpoint.base_url = part(CURLUPART_URL);
+  while (!endpoint.base_url.empty() && endpoint.base_url.back() == '/') {
+    endpoint.base_url.pop_back();  // request URLs start with "/"
+  }
+  return endpoint;
+}
+
 // CurlTransport implements Transport.
 class CurlTransport final : public Transport {
 public:
-  explicit CurlTransport(Config config) : config_(std::move(config)), no_proxy_(noProxyList()) {
-    // tls-server-name: connect to the configured host but verify (and send SNI for) the name.
-    if (!config_.tls_server_name.empty()) {
-      const auto scheme_end = config_.server.find("://");
-      const std::string rest = config_.server.substr(scheme_end + 3);
-      const auto colon = rest.rfind(':');
-      const std::string host = colon == std::string::npos ? rest : rest.substr(0, colon);
-      const std::string port = colon == std::string::npos ? "443" : rest.substr(colon + 1);
-      base_url_ = config_.server.substr(0, scheme_end + 3) + config_.tls_server_name + ":" +
-                  port;
-      // Read-only after construction, so every handle may point at the same list.
-      append(connect_to_, config_.tls_server_name + ":" + port + ":" + host + ":" + port);
-    } else {
-      base_url_ = config_.server;
-    }
-  }
+  CurlTransport(Config config, std::string base_url, Slist connect_to)
+      : config_(std::move(config)), no_proxy_(noProxyList()), base_url_(std::move(base_url)),
+        connect_to_(std::move(connect_to)) {}
 
   ~CurlTransport() override {
     for (CURL* easy : pool_) {
@@ -391,11 +423,9 @@ private:
 
 Result<std::shared_ptr<Transport>> newCurlTransport(const Config& config) {
   globalInit();
-  if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0) {
-    return invalidArgument("the API server URL must start with https:// (got \"" +
-                           config.server + "\")");
-  }
-  return std::shared_ptr<Transport>(std::make_shared<CurlTransport>(config));
+  KVC_ASSIGN_OR_RETURN(Endpoint endpoint, endpointFor(config));
+  return std::shared_ptr<Transport>(std::make_shared<CurlTransport>(
+      config, std::move(endpoint.base_url), std::move(endpoint.connect_to)));
 }
 
 }  // namespace kvc::kube

@@ -173,6 +173,34 @@ TEST(TransportTest, ARequestStopsWhenAskedTo) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2500));
 }
 
+TEST(TransportTest, TlsServerNameAndAPathPrefixAreKept) {
+  FakeApiServer server;
+  server.setHandler([](const FakeRequest&, ResponseWriter& out) {
+    out.respond(200, R"({"metadata": {"name": "p"}})");
+  });
+  Config config = server.config();
+  const std::string port = config.server.substr(config.server.rfind(':') + 1);
+  // A proxy-style URL with a path prefix and a trailing slash, reached under another name.
+  config.server += "/k8s/clusters/c-1/";
+  config.tls_server_name = "api.cluster.test";
+  auto client = Client::create(config);
+  ASSERT_TRUE(client.ok()) << client.status().toString();
+  auto pool = Api(*client, resources::kvCachePools()).get("p");
+  ASSERT_TRUE(pool.ok()) << pool.status().toString();
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].path, "/k8s/clusters/c-1/apis/worker.gpustack.ai/v1/kvcachepools/p");
+  EXPECT_EQ(requests[0].headers.at("host"), "api.cluster.test:" + port);
+}
+
+TEST(TransportTest, AServerThatIsNotAUrlIsRefused) {
+  Config config;
+  config.server = "ftp://example";
+  EXPECT_FALSE(Client::create(config).ok());
+  config.server = "https://exa mple";
+  EXPECT_FALSE(Client::create(config).ok());
+}
+
 TEST(TransportTest, ListAllFollowsContinueTokens) {
   FakeApiServer server;
   FakeResourceServer cms("/api/v1/namespaces/a/configmaps", "v1", "ConfigMap");
