@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "eventually.h"
 #include "fake_apiserver.h"
 
 namespace kvc::runtime {
@@ -21,18 +22,7 @@ using testing::FakeRequest;
 using testing::FakeResourceServer;
 using testing::ResponseWriter;
 
-// Waits (real time, bounded) for something another thread does.
-bool eventually(const std::function<bool()>& condition,
-                std::chrono::milliseconds limit = std::chrono::milliseconds(5000)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+using testing::eventually;
 
 Json configMap(const std::string& name, const std::string& value = "v") {
   return Json{{"metadata",

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "eventually.h"
 #include "fake_apiserver.h"
 #include "kvc/runtime/observed_generation.h"
 
@@ -19,16 +20,7 @@ using testing::FakeRequest;
 using testing::FakeResourceServer;
 using testing::ResponseWriter;
 
-bool eventually(const std::function<bool()>& condition) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
+using testing::eventually;
 
 // Leases in one namespace with optimistic concurrency, as the API server keeps them.
 class FakeLeases {
