@@ -61,8 +61,15 @@ case $step in
       # shellcheck disable=SC1091
       . "$dir/operator.env"
       if kill -0 "$KVC_OPERATOR_PID" 2>/dev/null; then
-        log "reusing the operator (pid $KVC_OPERATOR_PID) on port $KVC_WEBHOOK_PORT"
-        exit 0
+        # Only the very binary asked for: a rebuilt one replaces the file, and the old process's
+        # /proc/PID/exe then reads "... (deleted)", so tests never run against stale code.
+        if [ "$(readlink "/proc/$KVC_OPERATOR_PID/exe")" = "$(readlink -f "$binary")" ]; then
+          log "reusing the operator (pid $KVC_OPERATOR_PID) on port $KVC_WEBHOOK_PORT"
+          exit 0
+        fi
+        log "the running operator (pid $KVC_OPERATOR_PID) is not $binary as built now: restarting"
+        kill "$KVC_OPERATOR_PID" 2>/dev/null || true
+        for _ in $(seq 1 30); do kill -0 "$KVC_OPERATOR_PID" 2>/dev/null || break; sleep 1; done
       fi
     fi
     sign "$dir"

@@ -5,7 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "harness.h"
 #include "kvc/kube/config.h"
@@ -290,7 +293,12 @@ TEST_F(CrudTest, TheStatusSubresourceIsSeparateFromTheObject) {
 TEST_F(CrudTest, WatchStreamsEventsFromAResourceVersion) {
   auto list = bindings_.list();
   ASSERT_TRUE(list.ok());
+  std::mutex seen_mutex;  // the watcher thread appends, this one polls
   std::vector<std::pair<kube::WatchEventType, std::string>> seen;
+  auto seenCount = [&] {
+    std::lock_guard<std::mutex> guard(seen_mutex);
+    return seen.size();
+  };
   std::stop_source stop;
   std::thread watcher([&] {
     kube::WatchParams params;
@@ -299,6 +307,7 @@ TEST_F(CrudTest, WatchStreamsEventsFromAResourceVersion) {
     auto end = bindings_.watch(
         params,
         [&](kube::WatchEvent&& e) {
+          std::lock_guard<std::mutex> guard(seen_mutex);
           if (e.type != kube::WatchEventType::Bookmark) {
             seen.emplace_back(e.type, kube::object::name(e.object));
           }
@@ -307,14 +316,19 @@ TEST_F(CrudTest, WatchStreamsEventsFromAResourceVersion) {
         stop.get_token());
     EXPECT_TRUE(end.ok()) << end.status().toString();
   });
-  ASSERT_TRUE(bindings_.create(binding("w", ns_.name())).ok());
-  ASSERT_TRUE(bindings_.patch("w", kube::MergePatch{Json{{"metadata", {{"labels", {{"x", "1"}}}}}}})
-                  .ok());
-  ASSERT_TRUE(bindings_.remove("w").ok());
-  if (!waitFor([&] { return seen.size() >= 3; }, std::chrono::seconds(30))) {
+  // Asserted after the join: a failed ASSERT with the watcher running would terminate instead.
+  const bool created = bindings_.create(binding("w", ns_.name())).ok();
+  const bool patched =
+      created &&
+      bindings_.patch("w", kube::MergePatch{Json{{"metadata", {{"labels", {{"x", "1"}}}}}}}).ok();
+  const bool removed = patched && bindings_.remove("w").ok();
+  if (!removed || !waitFor([&] { return seenCount() >= 3; }, std::chrono::seconds(30))) {
     stop.request_stop();
   }
   watcher.join();
+  ASSERT_TRUE(created);
+  ASSERT_TRUE(patched);
+  ASSERT_TRUE(removed);
   ASSERT_EQ(seen.size(), 3U);
   EXPECT_EQ(seen[0], std::make_pair(kube::WatchEventType::Added, std::string("w")));
   EXPECT_EQ(seen[1], std::make_pair(kube::WatchEventType::Modified, std::string("w")));
