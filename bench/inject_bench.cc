@@ -31,7 +31,7 @@ kvc::policy::ClusterSnapshot cluster() {
   return snapshot;
 }
 
-Json container(const std::string& name, int envCount) {
+Json container(const std::string& name, int env_count) {
   Json c = Json::parse(R"({"image": "vllm/vllm-openai:v0.29.0", "command": ["vllm"],
     "args": ["serve", "--model", "Qwen/Qwen3-8B", "--tensor-parallel-size", "2",
              "--max-model-len", "32768", "--gpu-memory-utilization", "0.9"],
@@ -43,14 +43,14 @@ Json container(const std::string& name, int envCount) {
     "readinessProbe": {"httpGet": {"path": "/health", "port": 8000}, "periodSeconds": 5}})");
   c["name"] = name;
   Json env = Json::array();
-  for (int i = 0; i < envCount; ++i) {
+  for (int i = 0; i < env_count; ++i) {
     env.push_back({{"name", "VAR_" + std::to_string(i)}, {"value", "value-" + std::to_string(i)}});
   }
   c["env"] = env;
   return c;
 }
 
-Json pod(const char* engine, int containers, int envPerContainer) {
+Json pod(const char* engine, int containers, int env_per_container) {
   Json p = Json::parse(R"({"apiVersion": "v1", "kind": "Pod",
     "metadata": {"name": "chat-0", "namespace": "team-a",
       "labels": {"app": "chat", "kvcache.gpustack.ai/inject": "true"},
@@ -60,7 +60,7 @@ Json pod(const char* engine, int containers, int envPerContainer) {
   p["metadata"]["annotations"]["kvcache.gpustack.ai/engine"] = engine;
   p["spec"]["containers"] = Json::array();
   for (int i = 0; i < containers; ++i) {
-    Json c = container(i == 0 ? "server" : "sidecar-" + std::to_string(i), envPerContainer);
+    Json c = container(i == 0 ? "server" : "sidecar-" + std::to_string(i), env_per_container);
     if (std::string(engine) == "SGLang" && i == 0) {
       c["command"] = Json::array({"python3", "-m", "sglang.launch_server"});
       c["args"] = Json::array({"--model-path", "Qwen/Qwen3-8B", "--tp", "2"});

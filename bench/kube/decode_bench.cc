@@ -37,7 +37,7 @@ std::string eventLine(int i) {
   return Json{{"type", "MODIFIED"}, {"object", servedPod(i)}}.dump();
 }
 
-void BM_ParseWatchEvent(benchmark::State& state) {
+void bmParseWatchEvent(benchmark::State& state) {
   const std::string line = eventLine(1);
   for (auto _ : state) {
     auto event = kube::parseWatchEvent(line);
@@ -47,9 +47,9 @@ void BM_ParseWatchEvent(benchmark::State& state) {
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
                                                   benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_ParseWatchEvent);
+BENCHMARK(bmParseWatchEvent);
 
-void BM_StripForCache(benchmark::State& state) {
+void bmStripForCache(benchmark::State& state) {
   const Json pod = servedPod(1);
   for (auto _ : state) {
     Json copy = pod;
@@ -57,9 +57,9 @@ void BM_StripForCache(benchmark::State& state) {
     benchmark::DoNotOptimize(copy);
   }
 }
-BENCHMARK(BM_StripForCache);
+BENCHMARK(bmStripForCache);
 
-void BM_KeepFieldsProjection(benchmark::State& state) {
+void bmKeepFieldsProjection(benchmark::State& state) {
   const Json pod = servedPod(1);
   const runtime::Transform project = runtime::keepFields(
       {"/metadata/annotations", "/spec/nodeName", "/spec/containers/*/name", "/status/phase",
@@ -70,10 +70,10 @@ void BM_KeepFieldsProjection(benchmark::State& state) {
     benchmark::DoNotOptimize(copy);
   }
 }
-BENCHMARK(BM_KeepFieldsProjection);
+BENCHMARK(bmKeepFieldsProjection);
 
 // The whole per-event path of the reflector: parse, transform, store.
-void BM_ApplyEventToStore(benchmark::State& state) {
+void bmApplyEventToStore(benchmark::State& state) {
   std::vector<std::string> lines;
   for (int i = 0; i < 1000; ++i) {
     lines.push_back(eventLine(i));
@@ -89,10 +89,10 @@ void BM_ApplyEventToStore(benchmark::State& state) {
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
                                                   benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_ApplyEventToStore);
+BENCHMARK(bmApplyEventToStore);
 
 // Reading a cached object back (what a reconcile's cache read costs).
-void BM_UnpackProjectedPod(benchmark::State& state) {
+void bmUnpackProjectedPod(benchmark::State& state) {
   Json pod = servedPod(1);
   runtime::keepFields({"/metadata/annotations", "/spec/nodeName", "/spec/containers/*/name",
                        "/status/phase", "/status/podIP", "/status/conditions"})(pod);
@@ -103,7 +103,7 @@ void BM_UnpackProjectedPod(benchmark::State& state) {
     benchmark::DoNotOptimize(object);
   }
 }
-BENCHMARK(BM_UnpackProjectedPod);
+BENCHMARK(bmUnpackProjectedPod);
 
 }  // namespace
 }  // namespace kvc::bench

@@ -140,14 +140,14 @@ int measure(const std::string& mode, const std::string& kubeconfig, const std::s
     informers.push_back(std::make_unique<runtime::Informer>(client, o));
   };
   if (mode == "pods-raw") {
-    add(kube::resources::pods(), ns, nullptr);
+    add(kube::resources::pods(), ns, runtime::Transform{"none", nullptr});
   } else if (mode == "pods") {
-    add(kube::resources::pods(), ns, &runtime::stripForCache);
+    add(kube::resources::pods(), ns, runtime::stripTransform());
   } else if (mode == "pods-projected") {
     add(kube::resources::pods(), ns, podProjection());
   } else if (mode == "budget") {
-    add(kube::resources::kvCachePoolBindings(), "", &runtime::stripForCache);
-    add(kube::resources::kvCachePools(), "", &runtime::stripForCache);
+    add(kube::resources::kvCachePoolBindings(), "", runtime::stripTransform());
+    add(kube::resources::kvCachePools(), "", runtime::stripTransform());
     add(kube::resources::pods(), "", podProjection(), "kvcache.gpustack.ai/inject=true");
   } else if (mode != "baseline") {
     std::cerr << "unknown mode " << mode << "\n";

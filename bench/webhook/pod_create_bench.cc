@@ -57,9 +57,9 @@ int main(int argc, char** argv) {
   for (int i = 0; i < creates; ++i) {
     // Alternate which of the pair goes first, so that neither always follows the other's
     // after-effects (the webhook's asynchronous Event write, the scheduler's bind).
-    const bool labelledFirst = (i % 2) == 1;
-    for (bool withLabel : {labelledFirst, !labelledFirst}) {
-      const kvc::Json object = pod(i, withLabel, argv[3]);
+    const bool labelled_first = (i % 2) == 1;
+    for (bool with_label : {labelled_first, !labelled_first}) {
+      const kvc::Json object = pod(i, with_label, argv[3]);
       const auto start = std::chrono::steady_clock::now();
       auto created = pods.create(object);
       const double ms =
@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "create failed: %s\n", created.error().describe().c_str());
         return 1;
       }
-      (withLabel ? labelled : plain).push_back(ms);
+      (with_label ? labelled : plain).push_back(ms);
     }
   }
   const double quantiles[] = {0.5, 0.9, 0.95, 0.99};

@@ -1,5 +1,7 @@
 #include "kvc/api/meta.h"
 
+#include <algorithm>
+
 #include "kvc/api/decode.h"
 
 namespace kvc::api {
@@ -21,15 +23,6 @@ Result<std::map<std::string, std::string>> stringMap(const Json& metadata, std::
 
 }  // namespace
 
-const Condition* findCondition(const std::vector<Condition>& conditions, std::string_view type) {
-  for (const Condition& condition : conditions) {
-    if (condition.type == type) {
-      return &condition;
-    }
-  }
-  return nullptr;
-}
-
 Result<ObjectMeta> objectMetaFromJson(const Json& metadata, std::string_view path) {
   ObjectMeta meta;
   if (!metadata.is_null() && !metadata.is_object()) {
@@ -40,48 +33,37 @@ Result<ObjectMeta> objectMetaFromJson(const Json& metadata, std::string_view pat
   KVC_ASSIGN_OR_RETURN(auto uid, optionalString(metadata, "uid", path));
   KVC_ASSIGN_OR_RETURN(auto rv, optionalString(metadata, "resourceVersion", path));
   KVC_ASSIGN_OR_RETURN(auto generation, optionalInt(metadata, "generation", path));
+  KVC_ASSIGN_OR_RETURN(auto created, optionalString(metadata, "creationTimestamp", path));
   KVC_ASSIGN_OR_RETURN(auto deletion, optionalString(metadata, "deletionTimestamp", path));
+  KVC_ASSIGN_OR_RETURN(Json finalizers, optionalArray(metadata, "finalizers", path));
+  for (std::size_t i = 0; i < finalizers.size(); ++i) {
+    if (!finalizers[i].is_string()) {
+      return invalidArgument(joinPath(path, "finalizers") + "[" + std::to_string(i) +
+                             "] must be a string");
+    }
+    meta.finalizers.push_back(finalizers[i].get<std::string>());
+  }
+  KVC_ASSIGN_OR_RETURN(meta.owner_references,
+                       ownerReferencesFromJson(metadata.is_object()
+                                                   ? metadata.value("ownerReferences", Json())
+                                                   : Json(),
+                                               joinPath(path, "ownerReferences")));
   KVC_ASSIGN_OR_RETURN(meta.labels, stringMap(metadata, "labels", path));
   KVC_ASSIGN_OR_RETURN(meta.annotations, stringMap(metadata, "annotations", path));
   meta.name = name.value_or("");
-  meta.namespace_ = ns.value_or("");
+  meta.namespace_name = ns.value_or("");
   meta.uid = uid.value_or("");
-  meta.resourceVersion = rv.value_or("");
+  meta.resource_version = rv.value_or("");
   meta.generation = generation.value_or(0);
-  meta.deleting = deletion.has_value() && !deletion->empty();
+  meta.creation_timestamp = created.value_or("");
+  meta.deletion_timestamp = deletion.value_or("");
+  meta.deleting = !meta.deletion_timestamp.empty();
   return meta;
 }
 
-Result<std::vector<Condition>> conditionsFromJson(const Json& conditions, std::string_view path) {
-  std::vector<Condition> out;
-  if (conditions.is_null()) {
-    return out;
-  }
-  if (!conditions.is_array()) {
-    return invalidArgument(std::string(path) + " must be a list");
-  }
-  for (std::size_t i = 0; i < conditions.size(); ++i) {
-    const std::string at = std::string(path) + "[" + std::to_string(i) + "]";
-    const Json& item = conditions[i];
-    Condition condition;
-    KVC_ASSIGN_OR_RETURN(auto type, optionalString(item, "type", at));
-    KVC_ASSIGN_OR_RETURN(auto status, optionalString(item, "status", at));
-    KVC_ASSIGN_OR_RETURN(auto reason, optionalString(item, "reason", at));
-    KVC_ASSIGN_OR_RETURN(auto message, optionalString(item, "message", at));
-    KVC_ASSIGN_OR_RETURN(auto ltt, optionalString(item, "lastTransitionTime", at));
-    KVC_ASSIGN_OR_RETURN(auto og, optionalInt(item, "observedGeneration", at));
-    if (!type || type->empty()) {
-      return invalidArgument(at + ".type is required");
-    }
-    condition.type = *type;
-    condition.status = status.value_or("Unknown");
-    condition.reason = reason.value_or("");
-    condition.message = message.value_or("");
-    condition.lastTransitionTime = ltt.value_or("");
-    condition.observedGeneration = og.value_or(0);
-    out.push_back(std::move(condition));
-  }
-  return out;
+bool hasFinalizer(const ObjectMeta& meta, std::string_view finalizer) {
+  return std::find(meta.finalizers.begin(), meta.finalizers.end(), finalizer) !=
+         meta.finalizers.end();
 }
 
 std::string describeObject(const Json& object) {

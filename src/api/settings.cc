@@ -19,24 +19,24 @@ Result<bool> boolSetting(std::string_view key, const std::string& value) {
 
 }  // namespace
 
-Result<SettingsDecode> settingsFromConfigMap(const Json& configMap) {
+Result<SettingsDecode> settingsFromConfigMap(const Json& config_map) {
   SettingsDecode out;
-  KVC_ASSIGN_OR_RETURN(Json data, optionalObject(configMap, "data", ""));
+  KVC_ASSIGN_OR_RETURN(Json data, optionalObject(config_map, "data", ""));
   for (const auto& [key, raw] : data.items()) {
     if (!raw.is_string()) {
       return invalidArgument("data[\"" + key + "\"] must be a string; quote the value");
     }
     const std::string value = raw.get<std::string>();
     if (key == kSettingBackendImage) {
-      out.settings.kvCacheBackendImage = value;
+      out.settings.kv_cache_backend_image = value;
     } else if (key == kSettingDtypeOwned) {
-      KVC_ASSIGN_OR_RETURN(out.settings.kvCacheDtypeOwned, boolSetting(key, value));
+      KVC_ASSIGN_OR_RETURN(out.settings.kv_cache_dtype_owned, boolSetting(key, value));
     } else if (key == kSettingImagePullSecrets) {
-      out.settings.imagePullSecrets = value;
+      out.settings.image_pull_secrets = value;
     } else if (key == kSettingImagePullPolicy) {
-      out.settings.imagePullPolicy = value;
+      out.settings.image_pull_policy = value;
     } else if (key == kSettingTcpTwReuse) {
-      KVC_ASSIGN_OR_RETURN(out.settings.tcpTwReuse, boolSetting(key, value));
+      KVC_ASSIGN_OR_RETURN(out.settings.tcp_tw_reuse, boolSetting(key, value));
     } else {
       out.warnings.push_back("unknown Setting \"" + key + "\" is ignored");
     }

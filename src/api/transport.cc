@@ -30,9 +30,9 @@ const std::vector<std::string_view>& transportProtocols() {
   return kValues;
 }
 
-std::optional<std::string> artifactProtocol(std::string_view apiProtocol) {
+std::optional<std::string> artifactProtocol(std::string_view api_protocol) {
   for (const auto& [api, artifact] : kSpellings) {
-    if (api == apiProtocol) {
+    if (api == api_protocol) {
       return std::string(artifact);
     }
   }

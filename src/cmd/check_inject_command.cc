@@ -14,7 +14,7 @@ namespace {
 struct CheckOptions {
   std::string file;
   ClusterSourceOptions source;
-  std::string ns = "default";
+  std::string namespace_name = "default";
 };
 
 using Row = std::vector<std::string>;
@@ -69,7 +69,7 @@ std::vector<std::string> containerNames(const Json& pod) {
 }
 
 std::string envValue(const policy::EnvVar& var) {
-  return var.fieldPath.empty() ? var.value : "(fieldRef " + var.fieldPath + ")";
+  return var.field_path.empty() ? var.value : "(fieldRef " + var.field_path + ")";
 }
 
 void explainInjected(std::ostream& out, const SiteOutcome& site) {
@@ -87,22 +87,22 @@ void explainInjected(std::ostream& out, const SiteOutcome& site) {
   }
   printTable(out, rows, "  ");
   out << "  resolved: pool " << r.pool << ", backend " << r.backend << ", master "
-      << r.masterAddress << ", protocol " << r.protocol << ", tenant "
-      << (r.tenantInjected ? r.domain.name : "(none: single-tenant store)") << "\n";
-  out << "  launch:   " << (s.launchProgram.empty() ? "(not readable)" : s.launchProgram)
-      << (s.launchArgsForwarded ? ", admitted by the launch-args-forwarded declaration" : "")
+      << r.master_address << ", protocol " << r.protocol << ", tenant "
+      << (r.tenant_injected ? r.domain.name : "(none: single-tenant store)") << "\n";
+  out << "  launch:   " << (s.launch_program.empty() ? "(not readable)" : s.launch_program)
+      << (s.launch_args_forwarded ? ", admitted by the launch-args-forwarded declaration" : "")
       << "\n";
   out << "  writes to container " << s.container << ":\n";
   std::vector<Row> writes;
   for (const policy::EnvVar& var : s.render.env) {
-    const bool overwrote = std::find(s.overwrittenEnv.begin(), s.overwrittenEnv.end(),
-                                     var.name) != s.overwrittenEnv.end();
+    const bool overwrote = std::find(s.overwritten_env.begin(), s.overwritten_env.end(),
+                                     var.name) != s.overwritten_env.end();
     writes.push_back({"env", var.name + "=" + envValue(var),
                       overwrote ? "(replaces the container's own value)" : ""});
   }
-  for (const policy::EnvVar& var : s.render.envDefaults) {
+  for (const policy::EnvVar& var : s.render.env_defaults) {
     const bool kept =
-        std::find(s.keptEnv.begin(), s.keptEnv.end(), var.name) != s.keptEnv.end();
+        std::find(s.kept_env.begin(), s.kept_env.end(), var.name) != s.kept_env.end();
     writes.push_back({"env", var.name + "=" + var.value,
                       kept ? "(not written: the container sets it)" : "(only when absent)"});
   }
@@ -111,15 +111,15 @@ void explainInjected(std::ostream& out, const SiteOutcome& site) {
     args += args.empty() ? arg : " " + arg;
   }
   writes.push_back({"args", args, "(appended)"});
-  if (s.hierarchicalCacheKept) {
+  if (s.hierarchical_cache_kept) {
     writes.push_back({"args", "--enable-hierarchical-cache", "(not appended: already named)"});
   }
-  if (s.render.clientConfig) {
+  if (s.render.client_config) {
     writes.push_back({"volume", std::string(policy::kVolumeName) + " -> " +
                                     std::string(policy::kConfigFilePath),
                       "(downwardAPI, read-only)"});
     writes.push_back({"annotation", std::string(policy::kAnnotationClientConfig),
-                      *s.render.clientConfig});
+                      *s.render.client_config});
   }
   writes.push_back({"annotation", std::string(policy::kAnnotationInjected), s.record});
   printTable(out, writes, "    ");
@@ -155,12 +155,12 @@ int runCheck(const CheckOptions& options) {
     std::cerr << "kvcache check-inject: " << cluster.status().message() << "\n";
     return cluster.status().code() == StatusCode::InvalidArgument ? kExitBadInput : kExitFailure;
   }
-  auto outcomes = runInjection(options.file, *cluster->view, cluster->settings, options.ns);
+  auto outcomes = runInjection(options.file, *cluster->view, cluster->settings, options.namespace_name);
   if (!outcomes.ok()) {
     std::cerr << "kvcache check-inject: " << outcomes.status().message() << "\n";
     return kExitBadInput;
   }
-  int exitCode = kExitOk;
+  int exit_code = kExitOk;
   bool first = true;
   for (const DocumentOutcome& document : *outcomes) {
     for (const SiteOutcome& site : document.sites) {
@@ -181,13 +181,13 @@ int runCheck(const CheckOptions& options) {
             Json::json_pointer("/metadata/annotations/kvcache.gpustack.ai~1container"),
             std::string());
         explainRefused(std::cout, site, target);
-        exitCode = kExitRefused;
+        exit_code = kExitRefused;
         break;
       }
       case policy::Verdict::Failed:
         printWrapped(std::cout, "  failed: ", decision.error);
-        if (exitCode == kExitOk) {
-          exitCode = kExitFailure;
+        if (exit_code == kExitOk) {
+          exit_code = kExitFailure;
         }
         break;
       }
@@ -196,7 +196,7 @@ int runCheck(const CheckOptions& options) {
   if (first) {
     std::cout << "no Pods or pod templates in " << options.file << "\n";
   }
-  return exitCode;
+  return exit_code;
 }
 
 }  // namespace
@@ -213,7 +213,7 @@ void addCheckInjectCommand(CLI::App& app) {
                       "Manifest to explain: YAML or JSON, one or more documents, - for stdin")
       ->required();
   addClusterSourceOptions(*command, options->source);
-  command->add_option("-n,--namespace", options->ns,
+  command->add_option("-n,--namespace", options->namespace_name,
                       "Namespace of objects that do not name one")
       ->capture_default_str();
   command->callback([options] {

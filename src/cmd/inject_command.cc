@@ -12,7 +12,7 @@ struct InjectOptions {
   std::string file;
   ClusterSourceOptions source;
   std::string output = "yaml";
-  std::string ns = "default";
+  std::string namespace_name = "default";
 };
 
 int runInject(const InjectOptions& options) {
@@ -24,7 +24,7 @@ int runInject(const InjectOptions& options) {
   for (const std::string& warning : cluster->warnings) {
     std::cerr << "kvcache inject: warning: " << warning << "\n";
   }
-  auto outcomes = runInjection(options.file, *cluster->view, cluster->settings, options.ns);
+  auto outcomes = runInjection(options.file, *cluster->view, cluster->settings, options.namespace_name);
   if (!outcomes.ok()) {
     std::cerr << "kvcache inject: " << outcomes.status().message() << "\n";
     return kExitBadInput;
@@ -73,7 +73,7 @@ void addInjectCommand(CLI::App& app) {
                       "one document, a v1 List for several)")
       ->check(CLI::IsMember({"yaml", "json"}))
       ->capture_default_str();
-  command->add_option("-n,--namespace", options->ns,
+  command->add_option("-n,--namespace", options->namespace_name,
                       "Namespace of objects that do not name one (where their Binding is "
                       "looked up)")
       ->capture_default_str();

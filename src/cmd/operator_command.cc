@@ -25,7 +25,6 @@
 #include "kvc/runtime/informer.h"
 #include "kvc/runtime/leader_election.h"
 #include "kvc/runtime/manager.h"
-#include "kvc/runtime/observed_generation.h"
 
 namespace kvc::cmd {
 namespace {
@@ -183,25 +182,8 @@ int runOperator(const OperatorOptions& options) {
   }
   runtime::Manager& m = **manager;
 
-  runtime::InformerOptions bindings;
-  bindings.resource = kube::resources::kvCachePoolBindings();
-  bindings.namespace_name = options.watch_namespace;
-  runtime::InformerPtr binding_informer = m.informerFor(bindings);
-
-  runtime::ControllerOptions controller_options;
-  controller_options.name = "binding-observed-generation";
-  controller_options.workers = options.workers;
-  controller_options.metrics = &m.metrics();
-  auto controller = std::make_shared<runtime::Controller>(
-      std::move(controller_options),
-      std::make_shared<runtime::ObservedGenerationReconciler>(
-          kube::Api(*client, kube::resources::kvCachePoolBindings()),
-          binding_informer->cache()));
-  controller->watch(*binding_informer);
-  m.addController(controller);
-
   // The webhooks serve on every replica, leader or not.
-  auto webhooks = WebhookRunner::create(m, options.webhook, m.identity());
+  auto webhooks = WebhookRunner::create(m, options.webhook);
   if (!webhooks.ok()) {
     std::cerr << "kvcache operator: " << webhooks.status().message() << "\n";
     return kExitBadInput;

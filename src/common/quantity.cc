@@ -44,13 +44,13 @@ Result<std::int64_t> parseQuantityBytes(std::string_view text) {
   // Digits, optional fraction.
   Wide whole = 0;
   Wide fraction = 0;
-  int fractionDigits = 0;
+  int fraction_digits = 0;
   std::size_t i = 0;
-  bool sawDigit = false;
+  bool saw_digit = false;
   constexpr Wide kCap = static_cast<Wide>(1) << 100;
   for (; i < rest.size() && std::isdigit(static_cast<unsigned char>(rest[i])); ++i) {
     whole = whole * 10 + static_cast<unsigned>(rest[i] - '0');
-    sawDigit = true;
+    saw_digit = true;
     if (whole > kCap) {
       return malformed(text, "is too large");
     }
@@ -58,31 +58,31 @@ Result<std::int64_t> parseQuantityBytes(std::string_view text) {
   if (i < rest.size() && rest[i] == '.') {
     ++i;
     for (; i < rest.size() && std::isdigit(static_cast<unsigned char>(rest[i])); ++i) {
-      if (fractionDigits < 18) {
+      if (fraction_digits < 18) {
         fraction = fraction * 10 + static_cast<unsigned>(rest[i] - '0');
-        ++fractionDigits;
+        ++fraction_digits;
       }
-      sawDigit = true;
+      saw_digit = true;
     }
   }
-  if (!sawDigit) {
+  if (!saw_digit) {
     return malformed(text, "has no digits");
   }
-  std::string_view suffixText = rest.substr(i);
+  std::string_view suffix_text = rest.substr(i);
   int base = 10;
   int exponent = 0;
   bool matched = false;
   for (const Suffix& suffix : kSuffixes) {
-    if (suffixText == suffix.text) {
+    if (suffix_text == suffix.text) {
       base = suffix.base;
       exponent = suffix.exponent;
       matched = true;
       break;
     }
   }
-  if (!matched && suffixText.size() > 1 && (suffixText[0] == 'e' || suffixText[0] == 'E')) {
+  if (!matched && suffix_text.size() > 1 && (suffix_text[0] == 'e' || suffix_text[0] == 'E')) {
     // Decimal exponent form: 1e9, 5E3 ("1Ei" matched the table above).
-    std::string_view digits = suffixText.substr(1);
+    std::string_view digits = suffix_text.substr(1);
     bool negative = false;
     if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) {
       negative = digits[0] == '-';
@@ -101,13 +101,13 @@ Result<std::int64_t> parseQuantityBytes(std::string_view text) {
     matched = true;
   }
   if (!matched) {
-    return malformed(text, "has an unknown suffix \"" + std::string(suffixText) + "\"");
+    return malformed(text, "has an unknown suffix \"" + std::string(suffix_text) + "\"");
   }
 
   // value = (whole + fraction / 10^fractionDigits) * multiplier, rounded up.
   Wide numerator = whole;
   Wide denominator = 1;
-  for (int d = 0; d < fractionDigits; ++d) {
+  for (int d = 0; d < fraction_digits; ++d) {
     numerator *= 10;
     denominator *= 10;
   }

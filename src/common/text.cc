@@ -1,5 +1,7 @@
 #include "kvc/common/text.h"
 
+#include <algorithm>
+
 namespace kvc {
 namespace {
 
@@ -64,6 +66,39 @@ std::string excerpt(std::string_view body, std::size_t max_runes) {
     out += "…";
   }
   return out;
+}
+
+std::size_t runeCount(std::string_view text) {
+  std::size_t runes = 0;
+  for (std::size_t i = 0; i < text.size(); i += sequenceLength(static_cast<unsigned char>(text[i]))) {
+    ++runes;
+  }
+  return runes;
+}
+
+std::string truncateRunes(std::string_view text, std::size_t max_runes, std::string_view marker) {
+  if (runeCount(text) <= max_runes) {
+    return std::string(text);
+  }
+  const std::size_t marker_runes = runeCount(marker);
+  const std::size_t keep = max_runes > marker_runes ? max_runes - marker_runes : 0;
+  std::size_t i = 0;
+  for (std::size_t runes = 0; runes < keep && i < text.size(); ++runes) {
+    i += sequenceLength(static_cast<unsigned char>(text[i]));
+  }
+  return std::string(text.substr(0, std::min(i, text.size()))) + std::string(marker);
+}
+
+std::string truncateBytes(std::string_view text, std::size_t max_bytes, std::string_view marker) {
+  if (text.size() <= max_bytes) {
+    return std::string(text);
+  }
+  std::size_t cut = max_bytes > marker.size() ? max_bytes - marker.size() : 0;
+  // Back up to the first byte of a character.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
+    --cut;
+  }
+  return std::string(text.substr(0, cut)) + std::string(marker);
 }
 
 }  // namespace kvc

@@ -97,21 +97,21 @@ std::optional<Json> floatValue(std::string_view s) {
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) {
     ++i;
   }
-  std::size_t mantissaDigits = 0;
-  bool sawDot = false;
+  std::size_t mantissa_digits = 0;
+  bool saw_dot = false;
   for (; i < s.size(); ++i) {
     if (std::isdigit(static_cast<unsigned char>(s[i]))) {
-      ++mantissaDigits;
-    } else if (s[i] == '.' && !sawDot) {
-      sawDot = true;
+      ++mantissa_digits;
+    } else if (s[i] == '.' && !saw_dot) {
+      saw_dot = true;
     } else {
       break;
     }
   }
-  if (mantissaDigits == 0) {
+  if (mantissa_digits == 0) {
     return std::nullopt;
   }
-  bool sawExponent = false;
+  bool saw_exponent = false;
   if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
     ++i;
     if (i < s.size() && (s[i] == '-' || s[i] == '+')) {
@@ -120,10 +120,10 @@ std::optional<Json> floatValue(std::string_view s) {
     if (!allDigits(s.substr(i), 10)) {
       return std::nullopt;
     }
-    sawExponent = true;
+    saw_exponent = true;
     i = s.size();
   }
-  if (i != s.size() || (!sawDot && !sawExponent)) {
+  if (i != s.size() || (!saw_dot && !saw_exponent)) {
     return std::nullopt;
   }
   return Json(std::strtod(std::string(s).c_str(), nullptr));
@@ -169,8 +169,8 @@ Json toJson(const YAML::Node& node) {
     Json object = Json::object();
     for (const auto& entry : node) {
       const YAML::Node& key = entry.first;
-      std::string keyText = key.IsScalar() ? key.Scalar() : YAML::Dump(key);
-      object[keyText] = toJson(entry.second);
+      std::string key_text = key.IsScalar() ? key.Scalar() : YAML::Dump(key);
+      object[key_text] = toJson(entry.second);
     }
     return object;
   }

@@ -98,10 +98,15 @@ std::shared_ptr<Client> Client::create(Config config, std::shared_ptr<Transport>
   return std::shared_ptr<Client>(new Client(std::move(config), std::move(transport)));
 }
 
+void Client::setObserver(RequestObserver observer) {
+  observer_.store(observer ? std::make_shared<const RequestObserver>(std::move(observer))
+                           : nullptr);
+}
+
 void Client::observe(std::string_view method, std::string_view resource, int code,
                      std::chrono::steady_clock::time_point start) const {
-  if (observer_) {
-    observer_(RequestRecord{method, resource, code, std::chrono::steady_clock::now() - start});
+  if (std::shared_ptr<const RequestObserver> observer = observer_.load()) {
+    (*observer)(RequestRecord{method, resource, code, std::chrono::steady_clock::now() - start});
   }
 }
 

@@ -227,29 +227,29 @@ std::string urlEncode(std::string_view value) {
 }
 
 RequestBuilder::RequestBuilder(ResourceType resource, std::string namespace_name)
-    : resource_(std::move(resource)), namespace_(std::move(namespace_name)) {}
+    : resource_(std::move(resource)), namespace_name_(std::move(namespace_name)) {}
 
 std::string RequestBuilder::collectionPath() const {
   std::string path = resource_.group.empty() ? "/api/" + resource_.version
                                              : "/apis/" + resource_.group + "/" +
                                                    resource_.version;
-  if (resource_.namespaced && !namespace_.empty()) {
-    path += "/namespaces/" + namespace_;
+  if (resource_.namespaced && !namespace_name_.empty()) {
+    path += "/namespaces/" + namespace_name_;
   }
   path += "/" + resource_.plural;
   return path;
 }
 
 Status RequestBuilder::checkNamespace(bool for_object) const {
-  if (!resource_.namespaced && !namespace_.empty()) {
+  if (!resource_.namespaced && !namespace_name_.empty()) {
     return invalidArgument(resource_.kind + " is cluster-scoped; it has no namespace (got \"" +
-                           namespace_ + "\")");
+                           namespace_name_ + "\")");
   }
-  if (resource_.namespaced && for_object && namespace_.empty()) {
+  if (resource_.namespaced && for_object && namespace_name_.empty()) {
     return invalidArgument(resource_.kind + " is namespaced; name a namespace");
   }
-  if (!namespace_.empty()) {
-    return checkName(namespace_);
+  if (!namespace_name_.empty()) {
+    return checkName(namespace_name_);
   }
   return okStatus();
 }

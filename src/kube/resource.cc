@@ -59,7 +59,7 @@ KVC_RESOURCE(customResourceDefinitions, "apiextensions.k8s.io", "v1", "CustomRes
 #undef KVC_RESOURCE
 
 const std::vector<ResourceType>& all() {
-  static const std::vector<ResourceType> table = {
+  static const std::vector<ResourceType> kTable = {
       kvCacheBackends(), kvCachePools(),        kvCachePoolBindings(), modelDeployments(),
       pods(),            configMaps(),          secrets(),             services(),
       serviceAccounts(), namespaces(),          nodes(),               events(),
@@ -67,7 +67,7 @@ const std::vector<ResourceType>& all() {
       roles(),           roleBindings(),        clusterRoles(),        clusterRoleBindings(),
       customResourceDefinitions(),
   };
-  return table;
+  return kTable;
 }
 
 }  // namespace resources

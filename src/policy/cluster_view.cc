@@ -3,7 +3,7 @@
 namespace kvc::policy {
 
 void ClusterSnapshot::add(api::KVCachePoolBinding binding) {
-  auto key = std::make_pair(binding.metadata.namespace_, binding.metadata.name);
+  auto key = std::make_pair(binding.metadata.namespace_name, binding.metadata.name);
   bindings_.insert_or_assign(std::move(key), std::move(binding));
 }
 

@@ -15,11 +15,11 @@ std::string optionName(std::string_view token, const EngineCli& cli) {
     return {};
   }
   std::string_view name = token.substr(0, token.find('='));
-  if (cli.dottedMembers) {
+  if (cli.dotted_members) {
     name = name.substr(0, name.find('.'));
   }
   std::string out(name);
-  if (cli.underscoreForms) {
+  if (cli.underscore_forms) {
     std::replace(out.begin() + 2, out.end(), '_', '-');
   }
   return out;

@@ -39,10 +39,10 @@ std::string field(std::string_view map, std::string_view key) {
 
 }  // namespace
 
-std::vector<FreezeViolation> checkFreeze(const Json& oldPod, const Json& newPod) {
+std::vector<FreezeViolation> checkFreeze(const Json& old_pod, const Json& new_pod) {
   std::vector<FreezeViolation> violations;
-  const bool before = optedIn(oldPod);
-  const bool after = optedIn(newPod);
+  const bool before = optedIn(old_pod);
+  const bool after = optedIn(new_pod);
   if (!before && !after) {
     return violations;
   }
@@ -65,7 +65,7 @@ std::vector<FreezeViolation> checkFreeze(const Json& oldPod, const Json& newPod)
   const struct {
     std::string_view key;
     std::string_view why;
-  } kFrozen[] = {
+  } k_frozen[] = {
       {kAnnotationInjected,
        "the injection record must stay as the webhook wrote it: an edited record would be a "
        "record of a decision nobody made"},
@@ -74,9 +74,9 @@ std::vector<FreezeViolation> checkFreeze(const Json& oldPod, const Json& newPod)
        "/etc/gpustack/kvcache/mooncake.json is a projection of this annotation, so an edit would "
        "swap the master address, transport and segment sizes under a running container"},
   };
-  for (const auto& frozen : kFrozen) {
-    const auto was = metadataValue(oldPod, "annotations", frozen.key);
-    const auto is = metadataValue(newPod, "annotations", frozen.key);
+  for (const auto& frozen : k_frozen) {
+    const auto was = metadataValue(old_pod, "annotations", frozen.key);
+    const auto is = metadataValue(new_pod, "annotations", frozen.key);
     if (was == is) {
       continue;
     }
@@ -88,9 +88,9 @@ std::vector<FreezeViolation> checkFreeze(const Json& oldPod, const Json& newPod)
   return violations;
 }
 
-std::string freezeMessage(std::string_view podName,
+std::string freezeMessage(std::string_view pod_name,
                           const std::vector<FreezeViolation>& violations) {
-  std::string message = "Pod \"" + std::string(podName) + "\" is invalid: ";
+  std::string message = "Pod \"" + std::string(pod_name) + "\" is invalid: ";
   const bool several = violations.size() > 1;
   if (several) {
     message += "[";

@@ -123,7 +123,7 @@ std::string flagFinding(std::string_view word, std::string_view flag, Engine eng
          "'s parser reads it as " + std::string(flag) + ")";
 }
 
-std::optional<Refusal> checkOwnedKeys(const Json& container, std::string_view containerName,
+std::optional<Refusal> checkOwnedKeys(const Json& container, std::string_view container_name,
                                       Engine engine, const api::Settings& settings,
                                       const std::vector<std::string>& tokens) {
   // Mechanism keys (a second connector) and configuration-source keys (injected values left
@@ -132,9 +132,9 @@ std::optional<Refusal> checkOwnedKeys(const Json& container, std::string_view co
   static constexpr std::array<std::string_view, 2> kSGLangFlags{
       "--hicache-storage-backend", "--hicache-storage-backend-extra-config"};
   static constexpr std::array<std::string_view, 1> kDtypeFlag{"--kv-cache-dtype"};
-  const std::string_view ownedEnv =
+  const std::string_view owned_env =
       isVLLMFamily(engine) ? "MOONCAKE_CONFIG_PATH" : "SGLANG_HICACHE_MOONCAKE_CONFIG_PATH";
-  const std::span<const std::string_view> ownedFlags =
+  const std::span<const std::string_view> owned_flags =
       isVLLMFamily(engine) ? std::span<const std::string_view>(kVLLMFlags)
                            : std::span<const std::string_view>(kSGLangFlags);
 
@@ -143,15 +143,15 @@ std::optional<Refusal> checkOwnedKeys(const Json& container, std::string_view co
   const Json& env = member(container, "env");
   if (env.is_array()) {
     for (const Json& entry : env) {
-      if (member(entry, "name") == ownedEnv) {
-        conflicts.push_back("env " + std::string(ownedEnv));
+      if (member(entry, "name") == owned_env) {
+        conflicts.push_back("env " + std::string(owned_env));
       }
     }
   }
   for (std::string_view word : flagWords(tokens)) {
-    if (auto flag = spelledFlag(word, engine, ownedFlags)) {
+    if (auto flag = spelledFlag(word, engine, owned_flags)) {
       conflicts.push_back(flagFinding(word, *flag, engine));
-    } else if (settings.kvCacheDtypeOwned) {
+    } else if (settings.kv_cache_dtype_owned) {
       if (auto owned = spelledFlag(word, engine, kDtypeFlag)) {
         dtype.push_back(flagFinding(word, *owned, engine));
       }
@@ -163,7 +163,7 @@ std::optional<Refusal> checkOwnedKeys(const Json& container, std::string_view co
   std::string message;
   if (!conflicts.empty()) {
     const bool source = engine == Engine::SGLang;
-    message = "container " + inQuotes(containerName) + " already configures a KV cache: " +
+    message = "container " + inQuotes(container_name) + " already configures a KV cache: " +
               commaList(conflicts) + ". " +
               (source ? "On SGLang --hicache-storage-backend picks the store, and "
                         "SGLANG_HICACHE_MOONCAKE_CONFIG_PATH or "
@@ -176,7 +176,7 @@ std::optional<Refusal> checkOwnedKeys(const Json& container, std::string_view co
   }
   if (!dtype.empty()) {
     message += message.empty() ? "" : "; ";
-    message += "container " + inQuotes(containerName) + " sets " + commaList(dtype) +
+    message += "container " + inQuotes(container_name) + " sets " + commaList(dtype) +
                ": the dtype comes from the Binding, and engines writing two dtypes into one "
                "domain read each other's blocks wrong. Fix: remove yours and name a Binding "
                "declaring the dtype you want; the Setting " +
@@ -188,7 +188,7 @@ std::optional<Refusal> checkOwnedKeys(const Json& container, std::string_view co
 }
 
 std::optional<Refusal> checkStorage(const Json& spec, const Json& container,
-                                    std::string_view containerName) {
+                                    std::string_view container_name) {
   std::vector<std::string> collisions;
   const Json& volumes = member(spec, "volumes");
   if (volumes.is_array()) {
@@ -202,7 +202,7 @@ std::optional<Refusal> checkStorage(const Json& spec, const Json& container,
   if (mounts.is_array()) {
     for (const Json& mount : mounts) {
       if (member(mount, "name") == kVolumeName) {
-        collisions.push_back("container " + inQuotes(containerName) + " mounts a volume named " +
+        collisions.push_back("container " + inQuotes(container_name) + " mounts a volume named " +
                              inQuotes(kVolumeName));
       }
       const Json& path = member(mount, "mountPath");
@@ -212,7 +212,7 @@ std::optional<Refusal> checkStorage(const Json& spec, const Json& container,
           p.pop_back();
         }
         if (p == kMountPath) {
-          collisions.push_back("container " + inQuotes(containerName) + " mounts something at " +
+          collisions.push_back("container " + inQuotes(container_name) + " mounts something at " +
                                std::string(kMountPath));
         }
       }
@@ -235,8 +235,8 @@ std::string entryPointOf(Engine engine) {
 // Admits (program, forwarded) or refuses.
 std::variant<std::pair<std::string, bool>, Refusal>
 judgeLaunch(const LaunchAnalysis& launch, Engine engine, bool declared,
-            std::string_view containerName) {
-  const std::string who = "container " + inQuotes(containerName);
+            std::string_view container_name) {
+  const std::string who = "container " + inQuotes(container_name);
   const std::string declare =
       "declare " + std::string(kAnnotationForwarded) + ": \"true\"";
   switch (launch.kind) {
@@ -343,18 +343,18 @@ void mergeEnv(Json& container, const ClientRender& render, InjectionSummary& sum
       }
     }
     if (present) {
-      summary.overwrittenEnv.push_back(var.name);
+      summary.overwritten_env.push_back(var.name);
     } else {
       env.push_back(var.toJson());
     }
   }
-  for (const EnvVar& var : render.envDefaults) {
+  for (const EnvVar& var : render.env_defaults) {
     bool present = false;
     for (const Json& entry : env) {
       present = present || member(entry, "name") == var.name;
     }
     if (present) {
-      summary.keptEnv.push_back(var.name);  // a value the user set changes no result: kept
+      summary.kept_env.push_back(var.name);  // a value the user set changes no result: kept
     } else {
       env.push_back(var.toJson());
     }
@@ -367,9 +367,9 @@ std::string renderRecord(const InjectionSummary& summary) {
   record["engine"] = engineRecordName(summary.engine);
   record["vehicle"] = summary.render.vehicle;
   record["domain"] = summary.resolution.domain.name;
-  record["tenantInjected"] = summary.resolution.tenantInjected;
-  record["launchProgram"] = summary.launchProgram;
-  record["launchArgsForwarded"] = summary.launchArgsForwarded;
+  record["tenantInjected"] = summary.resolution.tenant_injected;
+  record["launchProgram"] = summary.launch_program;
+  record["launchArgsForwarded"] = summary.launch_args_forwarded;
   return record.dump();
 }
 
@@ -395,14 +395,14 @@ std::string_view verdictName(Verdict verdict) {
 Decision inject(const Json& pod, std::string_view ns, const ClusterView& cluster,
                 const api::Settings& settings) {
   // 1. What the Pod asks for.
-  auto optIn = readOptIn(member(pod, "metadata"), ns);
-  if (std::holds_alternative<NotOptedIn>(optIn)) {
+  auto opt_in = readOptIn(member(pod, "metadata"), ns);
+  if (std::holds_alternative<NotOptedIn>(opt_in)) {
     return {};
   }
-  if (auto* refusal = std::get_if<Refusal>(&optIn)) {
+  if (auto* refusal = std::get_if<Refusal>(&opt_in)) {
     return refused(std::move(*refusal));
   }
-  const OptIn& request = std::get<OptIn>(optIn);
+  const OptIn& request = std::get<OptIn>(opt_in);
 
   // 2. What the Binding resolves to.
   ResolveOutcome resolved = resolveBinding(ns, request.binding, request.engine, cluster);
@@ -424,7 +424,7 @@ Decision inject(const Json& pod, std::string_view ns, const ClusterView& cluster
   }
   const std::size_t index = std::get<std::size_t>(selected);
   const Json& container = spec["containers"][index];
-  const std::string containerName = member(container, "name").is_string()
+  const std::string container_name = member(container, "name").is_string()
                                         ? member(container, "name").get<std::string>()
                                         : std::string();
   const std::vector<std::string> command = strings(member(container, "command"));
@@ -432,37 +432,37 @@ Decision inject(const Json& pod, std::string_view ns, const ClusterView& cluster
   std::vector<std::string> tokens = command;
   tokens.insert(tokens.end(), args.begin(), args.end());
 
-  if (auto refusal = checkOwnedKeys(container, containerName, request.engine, settings, tokens)) {
+  if (auto refusal = checkOwnedKeys(container, container_name, request.engine, settings, tokens)) {
     return refused(std::move(*refusal));
   }
   if (isVLLMFamily(request.engine)) {
-    if (auto refusal = checkStorage(spec, container, containerName)) {
+    if (auto refusal = checkStorage(spec, container, container_name)) {
       return refused(std::move(*refusal));
     }
   }
   const LaunchAnalysis launch = analyzeLaunch(command, args, request.engine);
-  auto judged = judgeLaunch(launch, request.engine, request.forwardingDeclared, containerName);
+  auto judged = judgeLaunch(launch, request.engine, request.forwarding_declared, container_name);
   if (auto* refusal = std::get_if<Refusal>(&judged)) {
     return refused(std::move(*refusal));
   }
 
   // 4. Render, then write. Nothing above this line has touched the object.
   InjectionSummary summary;
-  summary.container = containerName;
+  summary.container = container_name;
   summary.engine = request.engine;
   summary.role = request.role;
   summary.resolution = std::move(std::get<Resolution>(resolved));
-  std::tie(summary.launchProgram, summary.launchArgsForwarded) =
+  std::tie(summary.launch_program, summary.launch_args_forwarded) =
       std::get<std::pair<std::string, bool>>(judged);
   if (request.engine == Engine::SGLang) {
     static constexpr std::array<std::string_view, 1> kSwitch{"--enable-hierarchical-cache"};
     for (std::string_view word : flagWords(tokens)) {
-      summary.hierarchicalCacheKept =
-          summary.hierarchicalCacheKept || spelledFlag(word, request.engine, kSwitch).has_value();
+      summary.hierarchical_cache_kept =
+          summary.hierarchical_cache_kept || spelledFlag(word, request.engine, kSwitch).has_value();
     }
   }
   summary.render = renderClient(request.engine, request.role, summary.resolution, settings,
-                                summary.hierarchicalCacheKept);
+                                summary.hierarchical_cache_kept);
 
   Decision decision;
   decision.verdict = Verdict::Injected;
@@ -470,25 +470,25 @@ Decision inject(const Json& pod, std::string_view ns, const ClusterView& cluster
   Json& out = decision.object;
   Json& target = out["spec"]["containers"][index];
   mergeEnv(target, summary.render, summary);
-  Json& outArgs = arrayMember(target, "args");
+  Json& out_args = arrayMember(target, "args");
   for (const std::string& arg : summary.render.args) {
-    outArgs.push_back(arg);
+    out_args.push_back(arg);
   }
   Json& annotations = out["metadata"]["annotations"];
   if (!annotations.is_object()) {
     annotations = Json::object();
   }
-  if (summary.render.clientConfig) {
+  if (summary.render.client_config) {
     arrayMember(target, "volumeMounts")
         .push_back(Json{{"name", kVolumeName}, {"mountPath", kMountPath}, {"readOnly", true}});
-    const std::string fieldPath =
+    const std::string field_path =
         "metadata.annotations['" + std::string(kAnnotationClientConfig) + "']";
     arrayMember(out["spec"], "volumes")
         .push_back(Json{{"name", kVolumeName},
                         {"downwardAPI",
                          {{"items", Json::array({Json{{"path", kConfigFileName},
-                                                      {"fieldRef", {{"fieldPath", fieldPath}}}}})}}}});
-    annotations[std::string(kAnnotationClientConfig)] = *summary.render.clientConfig;
+                                                      {"fieldRef", {{"fieldPath", field_path}}}}})}}}});
+    annotations[std::string(kAnnotationClientConfig)] = *summary.render.client_config;
   }
   summary.record = renderRecord(summary);
   annotations[std::string(kAnnotationInjected)] = summary.record;

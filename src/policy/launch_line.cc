@@ -10,11 +10,11 @@ namespace {
 // A transparent launcher's option grammar (contract §7.4).
 struct LauncherGrammar {
   std::string_view name;
-  std::string_view shortWithOperand;  // letters that take an operand
-  std::array<std::string_view, 3> longWithOperand;
-  std::string_view opaqueShort;  // letters whose operand is a whole command line
-  std::string_view opaqueLong;
-  int positionalOperands;  // operands before the program (timeout's duration)
+  std::string_view short_with_operand;  // letters that take an operand
+  std::array<std::string_view, 3> long_with_operand;
+  std::string_view opaque_short;  // letters whose operand is a whole command line
+  std::string_view opaque_long;
+  int positional_operands;  // operands before the program (timeout's duration)
 };
 
 constexpr std::array<LauncherGrammar, 6> kLaunchers{{
@@ -81,19 +81,19 @@ LauncherStep skipLauncher(const std::vector<std::string>& argv, std::size_t at,
     }
     if (token.starts_with("--")) {
       const std::string_view name = token.substr(0, token.find('='));
-      const bool inlineValue = name.size() != token.size();
-      if (!grammar.opaqueLong.empty() && name == grammar.opaqueLong) {
-        if (inlineValue) {
+      const bool inline_value = name.size() != token.size();
+      if (!grammar.opaque_long.empty() && name == grammar.opaque_long) {
+        if (inline_value) {
           return {i, hidden(launcher, token.substr(name.size() + 1), launcher + " " +
                                                                          std::string(name))};
         }
         const std::string_view operand = i + 1 < argv.size() ? argv[i + 1] : "";
         return {i, hidden(launcher, operand, launcher + " " + std::string(name))};
       }
-      const bool takesOperand = std::find(grammar.longWithOperand.begin(),
-                                          grammar.longWithOperand.end(),
-                                          name) != grammar.longWithOperand.end();
-      i += (takesOperand && !inlineValue) ? 2 : 1;
+      const bool takes_operand = std::find(grammar.long_with_operand.begin(),
+                                          grammar.long_with_operand.end(),
+                                          name) != grammar.long_with_operand.end();
+      i += (takes_operand && !inline_value) ? 2 : 1;
       continue;
     }
     if (token.size() > 1 && token.front() == '-') {
@@ -102,7 +102,7 @@ LauncherStep skipLauncher(const std::vector<std::string>& argv, std::size_t at,
       for (std::size_t k = 0; k < bundle.size(); ++k) {
         const char letter = bundle[k];
         const bool last = k + 1 == bundle.size();
-        if (grammar.opaqueShort.find(letter) != std::string_view::npos) {
+        if (grammar.opaque_short.find(letter) != std::string_view::npos) {
           const std::string spelling = launcher + " -" + std::string(1, letter);
           if (!last) {
             return {i, hidden(launcher, bundle.substr(k + 1), spelling)};
@@ -110,7 +110,7 @@ LauncherStep skipLauncher(const std::vector<std::string>& argv, std::size_t at,
           const std::string_view operand = i + 1 < argv.size() ? argv[i + 1] : "";
           return {i, hidden(launcher, operand, spelling)};
         }
-        if (grammar.shortWithOperand.find(letter) != std::string_view::npos) {
+        if (grammar.short_with_operand.find(letter) != std::string_view::npos) {
           advance = last ? 2 : 1;  // the operand is the next token, or the bundle's rest
           break;
         }
@@ -124,7 +124,7 @@ LauncherStep skipLauncher(const std::vector<std::string>& argv, std::size_t at,
     }
     break;
   }
-  i += static_cast<std::size_t>(grammar.positionalOperands);
+  i += static_cast<std::size_t>(grammar.positional_operands);
   while (i < argv.size() && isAssignment(argv[i])) {
     ++i;
   }
@@ -223,13 +223,13 @@ LaunchAnalysis analyzeLaunch(const std::vector<std::string>& command,
   argv.insert(argv.end(), args.begin(), args.end());
 
   std::size_t at = 0;
-  std::string lastLauncher;
+  std::string last_launcher;
   while (at < argv.size()) {
     const LauncherGrammar* grammar = launcherFor(baseName(argv[at]));
     if (grammar == nullptr) {
       break;
     }
-    lastLauncher = std::string(grammar->name);
+    last_launcher = std::string(grammar->name);
     LauncherStep step = skipLauncher(argv, at, *grammar);
     if (step.verdict) {
       return *step.verdict;
@@ -237,7 +237,7 @@ LaunchAnalysis analyzeLaunch(const std::vector<std::string>& command,
     at = step.next;
   }
   if (at >= argv.size()) {
-    return {LaunchKind::LauncherWithoutProgram, "", lastLauncher};
+    return {LaunchKind::LauncherWithoutProgram, "", last_launcher};
   }
 
   const std::string program(baseName(argv[at]));
@@ -247,20 +247,20 @@ LaunchAnalysis analyzeLaunch(const std::vector<std::string>& command,
   if (program.ends_with(".sh")) {
     return {LaunchKind::Script, program, program};
   }
-  const bool vllmEntry = program == "vllm";
-  const bool sglangEntry = isSGLangEntry(argv, at);
+  const bool vllm_entry = program == "vllm";
+  const bool sglang_entry = isSGLangEntry(argv, at);
   if (isVLLMFamily(engine)) {
-    if (vllmEntry) {
+    if (vllm_entry) {
       return {LaunchKind::EngineEntry, program, ""};
     }
-    if (sglangEntry) {
+    if (sglang_entry) {
       return {LaunchKind::OtherEngine, program, "sglang"};
     }
   } else {
-    if (sglangEntry) {
+    if (sglang_entry) {
       return {LaunchKind::EngineEntry, program, ""};
     }
-    if (vllmEntry) {
+    if (vllm_entry) {
       return {LaunchKind::OtherEngine, program, "vllm"};
     }
   }

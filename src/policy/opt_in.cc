@@ -208,7 +208,7 @@ std::variant<NotOptedIn, OptIn, Refusal> readOptIn(const Json& metadata, std::st
                          "unrecognised launcher, script or image ENTRYPOINT forwards appended "
                          "arguments to the engine. Fix: set it to \"true\" or remove it"};
     }
-    request.forwardingDeclared = true;
+    request.forwarding_declared = true;
   }
 
   // Binding: required, a plain name in the Pod's namespace.

@@ -7,8 +7,8 @@ namespace kvc::policy {
 Json EnvVar::toJson() const {
   Json entry = Json::object();
   entry["name"] = name;
-  if (!fieldPath.empty()) {
-    entry["valueFrom"] = Json{{"fieldRef", Json{{"fieldPath", fieldPath}}}};
+  if (!field_path.empty()) {
+    entry["valueFrom"] = Json{{"fieldRef", Json{{"fieldPath", field_path}}}};
   } else {
     entry["value"] = value;
   }
@@ -18,13 +18,13 @@ Json EnvVar::toJson() const {
 std::string renderClientConfigJson(const Resolution& resolution) {
   Json config = Json::object();
   config["metadata_server"] = kMetadataServer;
-  config["master_server_address"] = resolution.masterAddress;
+  config["master_server_address"] = resolution.master_address;
   config["protocol"] = resolution.protocol;
   config["device_name"] = "";  // every device found: the only value right for every host
   config["mode"] = kStandaloneStoreMode;
   config["global_segment_size"] = kGlobalSegmentSize;
   config["local_buffer_size"] = kLocalBufferSize;
-  if (resolution.tenantInjected) {
+  if (resolution.tenant_injected) {
     config["tenant_id"] = resolution.domain.name;
   }
   return config.dump();
@@ -41,19 +41,19 @@ std::string renderKVTransferConfig(Engine engine, Role role) {
 }
 
 ClientRender renderClient(Engine engine, Role role, const Resolution& resolution,
-                          const api::Settings& settings, bool hierarchicalCacheNamed) {
+                          const api::Settings& settings, bool hierarchical_cache_named) {
   ClientRender out;
   if (isVLLMFamily(engine)) {
     out.vehicle = "file";
     out.env.push_back({"MOONCAKE_CONFIG_PATH", std::string(kConfigFilePath), ""});
     out.args = {"--kv-transfer-config", renderKVTransferConfig(engine, role)};
-    out.clientConfig = renderClientConfigJson(resolution);
+    out.client_config = renderClientConfigJson(resolution);
   } else {
     out.vehicle = "environment";
-    if (resolution.tenantInjected) {
+    if (resolution.tenant_injected) {
       out.env.push_back({"MOONCAKE_TENANT_ID", resolution.domain.name, ""});
     }
-    out.env.push_back({"MOONCAKE_MASTER", resolution.masterAddress, ""});
+    out.env.push_back({"MOONCAKE_MASTER", resolution.master_address, ""});
     out.env.push_back({"MOONCAKE_TE_META_DATA_SERVER", std::string(kMetadataServer), ""});
     out.env.push_back({"MOONCAKE_PROTOCOL", resolution.protocol, ""});
     out.env.push_back({"MOONCAKE_DEVICE", "", ""});
@@ -61,16 +61,16 @@ ClientRender renderClient(Engine engine, Role role, const Resolution& resolution
     out.env.push_back({"MOONCAKE_LOCAL_HOSTNAME", "", "status.podIP"});
     out.args = {"--hicache-storage-backend", "mooncake"};
   }
-  if (settings.kvCacheDtypeOwned) {
+  if (settings.kv_cache_dtype_owned) {
     out.args.push_back("--kv-cache-dtype");
     out.args.push_back(resolution.domain.dtype);
   }
   // The host tier the storage backend hangs off, after the injected arguments (seed: "SGLang
   // host-memory tier"); pinned by the golden cases.
-  if (engine == Engine::SGLang && !hierarchicalCacheNamed) {
+  if (engine == Engine::SGLang && !hierarchical_cache_named) {
     out.args.push_back("--enable-hierarchical-cache");
   }
-  out.envDefaults = {{"MC_TE_METRIC", "1", ""}, {"MC_STORE_CLIENT_METRIC_BANDWIDTH", "1", ""}};
+  out.env_defaults = {{"MC_TE_METRIC", "1", ""}, {"MC_STORE_CLIENT_METRIC_BANDWIDTH", "1", ""}};
   return out;
 }
 

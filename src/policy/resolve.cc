@@ -50,19 +50,19 @@ std::optional<Refusal> ledgerGate(const api::KVCachePool& pool, bool& tenant) {
 
 }  // namespace
 
-ResolveOutcome resolveBinding(std::string_view ns, std::string_view bindingName, Engine engine,
+ResolveOutcome resolveBinding(std::string_view ns, std::string_view binding_name, Engine engine,
                               const ClusterView& cluster) {
   Resolution out;
-  const std::string bindingRef = inQuotes(std::string(ns) + "/" + std::string(bindingName));
+  const std::string binding_ref = inQuotes(std::string(ns) + "/" + std::string(binding_name));
 
   // The Binding, read live by the webhook.
-  Lookup<api::KVCachePoolBinding> binding = cluster.binding(ns, bindingName);
+  Lookup<api::KVCachePoolBinding> binding = cluster.binding(ns, binding_name);
   if (!binding.ok()) {
-    return binding.status().withContext("reading KVCachePoolBinding " + bindingRef);
+    return binding.status().withContext("reading KVCachePoolBinding " + binding_ref);
   }
   if (!binding->has_value()) {
     return Refusal{RefusalReason::BindingNotFound,
-                   "KVCachePoolBinding " + inQuotes(bindingName) + " does not exist in namespace " +
+                   "KVCachePoolBinding " + inQuotes(binding_name) + " does not exist in namespace " +
                        inQuotes(ns) +
                        ": without it there is no provisioned domain or endpoint to resolve. "
                        "Fix: create the Binding in namespace " + inQuotes(ns) +
@@ -71,7 +71,7 @@ ResolveOutcome resolveBinding(std::string_view ns, std::string_view bindingName,
   const api::KVCachePoolBinding& b = **binding;
   if (b.metadata.deleting) {
     return Refusal{RefusalReason::BindingTerminating,
-                   "KVCachePoolBinding " + bindingRef +
+                   "KVCachePoolBinding " + binding_ref +
                        " is being deleted: its reuse domain is being withdrawn from the store's "
                        "ledger, so the Pod would be injected and then fail every write with "
                        "TENANT_NOT_REGISTERED, and waiting does not heal it. Fix: wait for the "
@@ -82,14 +82,14 @@ ResolveOutcome resolveBinding(std::string_view ns, std::string_view bindingName,
   out.domain = b.spec.domain;
 
   // The pool.
-  Lookup<api::KVCachePool> pool = cluster.pool(b.spec.poolRef);
+  Lookup<api::KVCachePool> pool = cluster.pool(b.spec.pool_ref);
   if (!pool.ok()) {
-    return pool.status().withContext("reading KVCachePool " + inQuotes(b.spec.poolRef));
+    return pool.status().withContext("reading KVCachePool " + inQuotes(b.spec.pool_ref));
   }
   if (!pool->has_value()) {
     return Refusal{RefusalReason::PoolNotFound,
-                   "KVCachePoolBinding " + bindingRef + " references KVCachePool " +
-                       inQuotes(b.spec.poolRef) +
+                   "KVCachePoolBinding " + binding_ref + " references KVCachePool " +
+                       inQuotes(b.spec.pool_ref) +
                        ", which does not exist. Fix: create the pool, or fix the poolRef "
                        "(spec.poolRef is immutable: create a Binding that names an existing "
                        "pool)"};
@@ -97,7 +97,7 @@ ResolveOutcome resolveBinding(std::string_view ns, std::string_view bindingName,
   const api::KVCachePool& p = **pool;
   out.pool = p.metadata.name;
 
-  if (auto refusal = ledgerGate(p, out.tenantInjected)) {
+  if (auto refusal = ledgerGate(p, out.tenant_injected)) {
     return *refusal;
   }
 
@@ -108,29 +108,29 @@ ResolveOutcome resolveBinding(std::string_view ns, std::string_view bindingName,
                        " names no backend in spec.backends. Fix: create a pool that names "
                        "exactly one KVCacheBackend, and a Binding for it"};
   }
-  const std::string& backendName = p.spec.backends.front();
-  Lookup<api::KVCacheBackend> backend = cluster.backend(backendName);
+  const std::string& backend_name = p.spec.backends.front();
+  Lookup<api::KVCacheBackend> backend = cluster.backend(backend_name);
   if (!backend.ok()) {
-    return backend.status().withContext("reading KVCacheBackend " + inQuotes(backendName));
+    return backend.status().withContext("reading KVCacheBackend " + inQuotes(backend_name));
   }
   if (!backend->has_value()) {
     return Refusal{RefusalReason::BackendNotFound,
                    "KVCachePool " + inQuotes(p.metadata.name) + " names KVCacheBackend " +
-                       inQuotes(backendName) +
+                       inQuotes(backend_name) +
                        ", which does not exist. Fix: create the backend, or bind to a pool "
                        "whose backend exists"};
   }
-  out.backend = backendName;
+  out.backend = backend_name;
 
   // The endpoint the engine is pointed at.
-  if (p.status.clientEndpoint.empty()) {
+  if (p.status.client_endpoint.empty()) {
     return Refusal{RefusalReason::ClientEndpointMissing,
                    "KVCachePool " + inQuotes(p.metadata.name) +
                        " has not published a client endpoint yet (status.clientEndpoint is "
                        "empty), so there is no address to point the engine at. Fix: wait for "
                        "the pool to report status.clientEndpoint"};
   }
-  out.masterAddress = p.status.clientEndpoint;
+  out.master_address = p.status.client_endpoint;
 
   // The transport: what the member groups offer, against what the engine accepts.
   const std::vector<std::string> offers = api::offeredTransports(**backend);
@@ -143,7 +143,7 @@ ResolveOutcome resolveBinding(std::string_view ns, std::string_view bindingName,
     }
     return Refusal{RefusalReason::TransportUnsupported,
                    "KVCachePool " + inQuotes(p.metadata.name) + " offers " + commaList(offers) +
-                       " (KVCacheBackend " + inQuotes(backendName) +
+                       " (KVCacheBackend " + inQuotes(backend_name) +
                        "), but vLLM-Ascend accepts only ascend: the container would fail to "
                        "start with \"MooncakeBackend does not support protocol '" +
                        offers.front() +
@@ -155,7 +155,7 @@ ResolveOutcome resolveBinding(std::string_view ns, std::string_view bindingName,
     return Refusal{RefusalReason::TransportMixed,
                    "KVCachePool " + inQuotes(p.metadata.name) + " offers mixed transports (" +
                        commaList(offers) + ") across the member groups of KVCacheBackend " +
-                       inQuotes(backendName) + ": " + std::string(engineDisplayName(engine)) +
+                       inQuotes(backend_name) + ": " + std::string(engineDisplayName(engine)) +
                        " is configured with one transport and fails with NotSupportedTransport "
                        "on a block held by a group using another. Fix: make the groups use one "
                        "protocol, or bind to another pool"};

@@ -17,8 +17,8 @@ std::vector<Request> requestForObject(const Json& object) {
   return {Request{kube::object::namespaceName(object), kube::object::name(object)}};
 }
 
-MapFunc requestForOwner(std::string owner_kind) {
-  return [owner_kind = std::move(owner_kind)](const Json& object) {
+MapFunc requestForOwner(const kube::ResourceType& owner) {
+  return [owner](const Json& object) {
     std::vector<Request> out;
     auto meta = object.find("metadata");
     if (meta == object.end() || !meta->is_object()) {
@@ -29,15 +29,53 @@ MapFunc requestForOwner(std::string owner_kind) {
       return out;
     }
     for (const Json& ref : *owners) {
-      if (ref.is_object() && ref.value("controller", false) &&
-          ref.value("kind", std::string()) == owner_kind) {
-        out.push_back(Request{kube::object::namespaceName(object),
-                              ref.value("name", std::string())});
+      if (!ref.is_object() || !ref.value("controller", false) ||
+          ref.value("kind", std::string()) != owner.kind) {
+        continue;
       }
+      // The group is what identifies a kind; the version may differ (v1 and v1beta1 alike).
+      const std::string api_version = ref.value("apiVersion", std::string());
+      const std::size_t slash = api_version.find('/');
+      const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+      if (group != owner.group) {
+        continue;
+      }
+      out.push_back(Request{owner.namespaced ? kube::object::namespaceName(object) : "",
+                            ref.value("name", std::string())});
     }
     return out;
   };
 }
+
+namespace {
+
+const Json& metaOf(const Json& object) {
+  static const Json kEmpty = Json::object();
+  auto it = object.find("metadata");
+  return it != object.end() && it->is_object() ? *it : kEmpty;
+}
+
+Json metaField(const Json& object, const char* field) {
+  const Json& meta = metaOf(object);
+  auto it = meta.find(field);
+  return it == meta.end() ? Json() : *it;
+}
+
+}  // namespace
+
+bool specOrLifecycleChanged(const Json& old_object, const Json& new_object) {
+  if (&old_object == &new_object) {
+    return true;  // a resync re-delivers the object as it is
+  }
+  for (const char* field : {"generation", "deletionTimestamp", "finalizers", "labels"}) {
+    if (metaField(old_object, field) != metaField(new_object, field)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool anyChange(const Json&, const Json&) { return true; }
 
 Controller::Controller(ControllerOptions options, std::shared_ptr<Reconciler> reconciler,
                        const Clock& clock)
@@ -47,7 +85,7 @@ Controller::Controller(ControllerOptions options, std::shared_ptr<Reconciler> re
              options.rate_limiter ? std::move(options.rate_limiter)
                                   : defaultControllerRateLimiter(clock),
              clock),
-      registry_(options.metrics) {
+      terminal_requeue_after_(options.terminal_requeue_after), registry_(options.metrics) {
   if (registry_ != nullptr) {
     auto& total = registry_->counter("controller_runtime_reconcile_total",
                                      "Total number of reconciliations per controller",
@@ -57,6 +95,7 @@ Controller::Controller(ControllerOptions options, std::shared_ptr<Reconciler> re
     reconcile_requeue_ = &total.with({name_, "requeue"});
     reconcile_requeue_after_ = &total.with({name_, "requeue_after"});
     reconcile_terminal_ = &total.with({name_, "terminal"});
+    reconcile_panic_ = &total.with({name_, "panic"});
     reconcile_time_ = &registry_
                            ->histogram("controller_runtime_reconcile_time_seconds",
                                        "Length of time per reconciliation per controller",
@@ -88,8 +127,8 @@ Controller::~Controller() {
   }
 }
 
-void Controller::watch(Informer& informer, MapFunc map) {
-  auto enqueueAll = [this, map](const Json& object) {
+void Controller::watch(Informer& informer, MapFunc map, UpdateFilter filter) {
+  auto enqueue_all = [this, map](const Json& object) {
     for (const Request& r : map(object)) {
       if (!r.name.empty()) {
         queue_.add(r.key());
@@ -97,14 +136,19 @@ void Controller::watch(Informer& informer, MapFunc map) {
     }
   };
   EventHandler handler;
-  handler.on_add = [enqueueAll](const ObjectPtr& object, bool) { enqueueAll(*object); };
-  handler.on_update = [enqueueAll](const ObjectPtr& old_object, const ObjectPtr& new_object) {
-    enqueueAll(*new_object);
-    if (old_object != new_object) {
-      enqueueAll(*old_object);  // a changed owner reference points both ways
+  handler.on_add = [enqueue_all](const ObjectPtr& object, bool) { enqueue_all(*object); };
+  handler.on_update = [enqueue_all, filter](const ObjectPtr& old_object,
+                                            const ObjectPtr& new_object) {
+    const bool resync = old_object == new_object;
+    if (!resync && filter && !filter(*old_object, *new_object)) {
+      return;
+    }
+    enqueue_all(*new_object);
+    if (!resync) {
+      enqueue_all(*old_object);  // a changed owner reference points both ways
     }
   };
-  handler.on_delete = [enqueueAll](const ObjectPtr& object, bool) { enqueueAll(*object); };
+  handler.on_delete = [enqueue_all](const ObjectPtr& object, bool) { enqueue_all(*object); };
   informer.addEventHandler(std::move(handler));
 }
 
@@ -153,27 +197,47 @@ bool Controller::processNext() {
   return true;
 }
 
+void Controller::count(Counter* counter) const {
+  if (counter != nullptr) {
+    counter->inc();
+  }
+}
+
 void Controller::handle(const std::string& key) {
   const Request request = Request::fromKey(key);
   const Clock::TimePoint start = clock_.now();
-  Result<Action> result = reconciler_->reconcile(request, stop_source_.get_token());
+  std::optional<Result<Action>> outcome;
+  try {
+    outcome.emplace(reconciler_->reconcile(request, stop_source_.get_token()));
+  } catch (const std::exception& e) {
+    // The exception boundary: one bad object must not take the worker (and the process) down.
+    count(reconcile_panic_);
+    spdlog::error("controller {}: {}: the reconciler threw ({}); retrying with backoff", name_,
+                  key, e.what());
+  } catch (...) {
+    count(reconcile_panic_);
+    spdlog::error("controller {}: {}: the reconciler threw; retrying with backoff", name_, key);
+  }
   if (reconcile_time_ != nullptr) {
     reconcile_time_->observe(std::chrono::duration<double>(clock_.now() - start).count());
   }
-  auto count = [](Counter* c) {
-    if (c != nullptr) {
-      c->inc();
-    }
-  };
+  if (!outcome) {
+    queue_.addRateLimited(key);
+    return;
+  }
+  const Result<Action>& result = *outcome;
   if (!result.ok()) {
     const Status& status = result.status();
     switch (status.code()) {
     case StatusCode::InvalidArgument:
     case StatusCode::FailedPrecondition:
       count(reconcile_terminal_);
-      spdlog::warn("controller {}: {}: terminal error, waiting for a change: {}", name_, key,
+      spdlog::warn("controller {}: {}: terminal error, waiting for a change (backstop in {} s): {}",
+                   name_, key,
+                   std::chrono::duration_cast<std::chrono::seconds>(terminal_requeue_after_).count(),
                    status.toString());
       queue_.forget(key);
+      queue_.addAfter(key, terminal_requeue_after_);
       return;
     default:
       count(reconcile_error_);

@@ -4,22 +4,15 @@
 
 #include <cstdio>
 
+#include "kvc/common/text.h"
+
 namespace kvc::runtime {
 namespace {
 
 constexpr std::size_t kMaxNote = 1024;
 
-std::string cut(std::string_view text, std::size_t max) {
-  if (text.size() <= max) {
-    return std::string(text);
-  }
-  // Do not split a UTF-8 sequence.
-  std::size_t n = max;
-  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) {
-    --n;
-  }
-  return std::string(text.substr(0, n));
-}
+// At most `max` bytes, never splitting a UTF-8 character.
+std::string cut(std::string_view text, std::size_t max) { return truncateBytes(text, max, ""); }
 
 }  // namespace
 
@@ -189,6 +182,13 @@ void EventRecorder::send(const Op& op) {
       ++stats_.created;
     } else {
       ++stats_.failed;
+      // The Event does not exist: forget its series, so the next occurrence creates one again
+      // instead of being counted onto (and patched into) an Event that never was.
+      auto it = series_.find(op.key);
+      if (it != series_.end() &&
+          it->second.event_name == op.body["metadata"]["name"].get<std::string>()) {
+        series_.erase(it);
+      }
       spdlog::warn("events: cannot create {} ({}): {}", op.body["metadata"]["name"].dump(),
                    op.body["reason"].get<std::string>(), created.error().describe());
     }

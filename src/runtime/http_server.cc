@@ -38,7 +38,7 @@ constexpr std::size_t kMaxDrainBytes = 64 * 1024 * 1024;
 
 // What identifies a version of the certificate files on disk.
 struct FileStamp {
-  long long mtimeNs = 0;
+  long long mtime_ns = 0;
   long long size = -1;
   unsigned long long inode = 0;
   bool operator==(const FileStamp&) const = default;
@@ -53,23 +53,23 @@ FileStamp stampOf(const std::string& path) {
           static_cast<long long>(st.st_size), static_cast<unsigned long long>(st.st_ino)};
 }
 
-Result<std::shared_ptr<ssl::context>> loadTlsContext(const std::string& certFile,
-                                                     const std::string& keyFile) {
+Result<std::shared_ptr<ssl::context>> loadTlsContext(const std::string& cert_file,
+                                                     const std::string& key_file) {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
   context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                        ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
                        ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
   boost::system::error_code ec;
-  context->use_certificate_chain_file(certFile, ec);
+  context->use_certificate_chain_file(cert_file, ec);
   if (ec) {
-    return invalidArgument("TLS certificate " + certFile + ": " + ec.message());
+    return invalidArgument("TLS certificate " + cert_file + ": " + ec.message());
   }
-  context->use_private_key_file(keyFile, ssl::context::pem, ec);
+  context->use_private_key_file(key_file, ssl::context::pem, ec);
   if (ec) {
-    return invalidArgument("TLS key " + keyFile + ": " + ec.message());
+    return invalidArgument("TLS key " + key_file + ": " + ec.message());
   }
   if (SSL_CTX_check_private_key(context->native_handle()) != 1) {
-    return invalidArgument("TLS key " + keyFile + " does not match certificate " + certFile);
+    return invalidArgument("TLS key " + key_file + " does not match certificate " + cert_file);
   }
   return context;
 }
@@ -109,7 +109,7 @@ class HttpServer::Impl {
 public:
   Impl(HttpServerOptions options, HttpHandler handler)
       : options_(std::move(options)), handler_(std::move(handler)), acceptor_(control_),
-        reloadTimer_(control_) {}
+        reload_timer_(control_) {}
 
   Status listen() {
     if (options_.cert_file.empty() != options_.key_file.empty()) {
@@ -118,8 +118,8 @@ public:
     if (tls()) {
       KVC_ASSIGN_OR_RETURN(auto context, loadTlsContext(options_.cert_file, options_.key_file));
       context_ = std::move(context);
-      certStamp_ = stampOf(options_.cert_file);
-      keyStamp_ = stampOf(options_.key_file);
+      cert_stamp_ = stampOf(options_.cert_file);
+      key_stamp_ = stampOf(options_.key_file);
     }
     const ListenAddress& at = options_.listen;
     boost::system::error_code ec;
@@ -196,7 +196,7 @@ public:
 
   // Remembers an open connection for closeAll(); drops the entries of the ones that ended.
   void track(const std::shared_ptr<Connection>& connection) {
-    std::lock_guard lock(connectionsMutex_);
+    std::lock_guard lock(connections_mutex_);
     std::erase_if(connections_, [](const std::weak_ptr<Connection>& c) { return c.expired(); });
     connections_.insert(connection);
   }
@@ -209,10 +209,10 @@ private:
   void closeAll() {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
-    reloadTimer_.cancel();
+    reload_timer_.cancel();
     std::set<std::weak_ptr<Connection>, std::owner_less<std::weak_ptr<Connection>>> open;
     {
-      std::lock_guard lock(connectionsMutex_);
+      std::lock_guard lock(connections_mutex_);
       open.swap(connections_);
     }
     for (const auto& weak : open) {
@@ -223,20 +223,20 @@ private:
   }
 
   std::shared_ptr<ssl::context> currentContext() const {
-    std::lock_guard lock(contextMutex_);
+    std::lock_guard lock(context_mutex_);
     return context_;
   }
 
   HttpServerOptions options_;
   HttpHandler handler_;
 
-  std::mutex connectionsMutex_;
+  std::mutex connections_mutex_;
   std::set<std::weak_ptr<Connection>, std::owner_less<std::weak_ptr<Connection>>> connections_;
 
-  mutable std::mutex contextMutex_;
+  mutable std::mutex context_mutex_;
   std::shared_ptr<ssl::context> context_;
-  FileStamp certStamp_;
-  FileStamp keyStamp_;
+  FileStamp cert_stamp_;
+  FileStamp key_stamp_;
 
   // Declared last so that it is destroyed first: the handlers it may still hold own sessions,
   // whose destructors use the members above.
@@ -244,7 +244,7 @@ private:
   // Serialises the listener, the reload timer and closeAll() across the I/O threads.
   asio::strand<asio::io_context::executor_type> control_{asio::make_strand(io_)};
   tcp::acceptor acceptor_;
-  asio::steady_timer reloadTimer_;
+  asio::steady_timer reload_timer_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stopped_{false};
   int port_ = 0;
@@ -323,12 +323,12 @@ private:
     respond(server_.dispatch(request), message.version(), message.keep_alive());
   }
 
-  void respond(HttpServerResponse response, unsigned version, bool keepAlive) {
+  void respond(HttpServerResponse response, unsigned version, bool keep_alive) {
     auto reply = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(response.status), version);
     reply->set(http::field::server, "kvcache-operator");
     reply->set(http::field::content_type, response.content_type);
-    reply->keep_alive(keepAlive);
+    reply->keep_alive(keep_alive);
     reply->body() = std::move(response.body);
     reply->prepare_payload();
     http::async_write(stream_, *reply,
@@ -416,8 +416,8 @@ void HttpServer::Impl::accept() {
 }
 
 void HttpServer::Impl::scheduleReload() {
-  reloadTimer_.expires_after(options_.reload_interval);
-  reloadTimer_.async_wait([this](beast::error_code ec) {
+  reload_timer_.expires_after(options_.reload_interval);
+  reload_timer_.async_wait([this](beast::error_code ec) {
     if (ec || stopped_) {
       return;
     }
@@ -429,7 +429,7 @@ void HttpServer::Impl::scheduleReload() {
 void HttpServer::Impl::reloadIfChanged() {
   const FileStamp cert = stampOf(options_.cert_file);
   const FileStamp key = stampOf(options_.key_file);
-  if (cert == certStamp_ && key == keyStamp_) {
+  if (cert == cert_stamp_ && key == key_stamp_) {
     return;
   }
   auto context = loadTlsContext(options_.cert_file, options_.key_file);
@@ -443,11 +443,11 @@ void HttpServer::Impl::reloadIfChanged() {
     return;
   }
   {
-    std::lock_guard lock(contextMutex_);
+    std::lock_guard lock(context_mutex_);
     context_ = std::move(context).value();
   }
-  certStamp_ = cert;
-  keyStamp_ = key;
+  cert_stamp_ = cert;
+  key_stamp_ = key;
   spdlog::info("TLS certificate reloaded from {}", options_.cert_file);
   if (options_.on_certificate_reload) {
     options_.on_certificate_reload(true);

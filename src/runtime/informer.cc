@@ -91,7 +91,13 @@ void stripForCache(Json& object) {
   }
 }
 
+Transform stripTransform() { return Transform{"strip", &stripForCache}; }
+
 Transform keepFields(std::vector<std::string> json_pointers) {
+  std::string id = "keep:";
+  for (std::size_t i = 0; i < json_pointers.size(); ++i) {
+    id += (i == 0 ? "" : ",") + json_pointers[i];
+  }
   std::vector<std::vector<std::string>> paths;
   static const char* const kIdentity[] = {
       "/apiVersion",
@@ -112,14 +118,14 @@ Transform keepFields(std::vector<std::string> json_pointers) {
   for (const std::string& p : json_pointers) {
     paths.push_back(splitPointer(p));
   }
-  return [paths = std::move(paths)](Json& object) {
-    stripForCache(object);
-    Json out = Json::object();
-    for (const auto& tokens : paths) {
-      project(object, tokens, 0, out);
-    }
-    object = std::move(out);
-  };
+  return Transform{std::move(id), [paths = std::move(paths)](Json& object) {
+                      stripForCache(object);
+                      Json out = Json::object();
+                      for (const auto& tokens : paths) {
+                        project(object, tokens, 0, out);
+                      }
+                      object = std::move(out);
+                    }};
 }
 
 Informer::Informer(kube::ClientPtr client, InformerOptions options, const Clock& clock)
@@ -171,9 +177,7 @@ void Informer::prepare(Json& object) const {
   if (!object.contains("kind")) {
     object["kind"] = options_.resource.kind;
   }
-  if (options_.transform) {
-    options_.transform(object);
-  }
+  options_.transform(object);
 }
 
 void Informer::push(Note note) {
@@ -290,12 +294,12 @@ Informer::WatchOutcome Informer::watchOnce(std::stop_token stop,
         case kube::WatchEventType::Deleted: {
           std::string version = kube::object::resourceVersion(event.object);
           prepare(event.object);
-          Packed old = store_.remove(kube::object::key(event.object));
-          NoteObject gone = old ? NoteObject{nullptr, std::move(old)}
-                                : NoteObject{std::make_shared<const Json>(
-                                                 std::move(event.object)),
-                                             nullptr};
-          push(Note{NoteType::Delete, {}, std::move(gone), false});
+          store_.remove(kube::object::key(event.object));
+          // Handlers get the final state the event carried, not the last one cached.
+          push(Note{NoteType::Delete,
+                    {},
+                    {std::make_shared<const Json>(std::move(event.object)), nullptr},
+                    false});
           resource_version_ = std::move(version);
           break;
         }
@@ -404,6 +408,25 @@ void Informer::reflect(std::stop_token stop) {
   }
 }
 
+void Informer::guarded(const char* what, const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const std::exception& e) {
+    {
+      std::lock_guard<std::mutex> guard(stats_mutex_);
+      ++stats_.handler_failures;
+    }
+    spdlog::error("informer {}: an {} handler threw: {}", options_.resource.qualifiedName(), what,
+                  e.what());
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> guard(stats_mutex_);
+      ++stats_.handler_failures;
+    }
+    spdlog::error("informer {}: an {} handler threw", options_.resource.qualifiedName(), what);
+  }
+}
+
 void Informer::deliver(const Note& note) {
   switch (note.type) {
   case NoteType::Add: {
@@ -413,7 +436,7 @@ void Informer::deliver(const Note& note) {
     }
     for (const EventHandler& h : handlers_) {
       if (h.on_add) {
-        h.on_add(object, note.flag);
+        guarded("add", [&] { h.on_add(object, note.flag); });
       }
     }
     break;
@@ -426,7 +449,7 @@ void Informer::deliver(const Note& note) {
     }
     for (const EventHandler& h : handlers_) {
       if (h.on_update) {
-        h.on_update(old_object, object);
+        guarded("update", [&] { h.on_update(old_object, object); });
       }
     }
     break;
@@ -438,7 +461,7 @@ void Informer::deliver(const Note& note) {
     }
     for (const EventHandler& h : handlers_) {
       if (h.on_delete) {
-        h.on_delete(object, note.flag);
+        guarded("delete", [&] { h.on_delete(object, note.flag); });
       }
     }
     break;
@@ -474,7 +497,7 @@ void Informer::dispatch(std::stop_token stop) {
         for (const ObjectPtr& object : store_.list()) {
           for (const EventHandler& h : handlers_) {
             if (h.on_update) {
-              h.on_update(object, object);
+              guarded("update", [&] { h.on_update(object, object); });
             }
           }
         }

@@ -65,12 +65,12 @@ Result<LeaderElectionRecord> recordFromLease(const Json& lease) {
 
 KubeLeaseLock::KubeLeaseLock(kube::ClientPtr client, std::string namespace_name,
                              std::string name, std::string identity)
-    : client_(std::move(client)), namespace_(std::move(namespace_name)), name_(std::move(name)),
+    : client_(std::move(client)), namespace_name_(std::move(namespace_name)), name_(std::move(name)),
       identity_(std::move(identity)) {}
 
 Result<std::optional<LeaderElectionRecord>> KubeLeaseLock::get(
     std::chrono::milliseconds timeout) {
-  kube::Api api = kube::Api(client_, kube::resources::leases(), namespace_).withTimeout(timeout);
+  kube::Api api = kube::Api(client_, kube::resources::leases(), namespace_name_).withTimeout(timeout);
   auto lease = api.get(name_);
   if (!lease.ok()) {
     if (lease.error().isNotFound()) {
@@ -86,10 +86,10 @@ Result<std::optional<LeaderElectionRecord>> KubeLeaseLock::get(
 
 Status KubeLeaseLock::create(const LeaderElectionRecord& record,
                              std::chrono::milliseconds timeout) {
-  kube::Api api = kube::Api(client_, kube::resources::leases(), namespace_).withTimeout(timeout);
+  kube::Api api = kube::Api(client_, kube::resources::leases(), namespace_name_).withTimeout(timeout);
   Json lease = {{"apiVersion", "coordination.k8s.io/v1"},
                 {"kind", "Lease"},
-                {"metadata", {{"name", name_}, {"namespace", namespace_}}},
+                {"metadata", {{"name", name_}, {"namespace", namespace_name_}}},
                 {"spec", leaseSpecFromRecord(record)}};
   auto created = api.create(lease);
   if (!created.ok()) {
@@ -110,11 +110,11 @@ Status KubeLeaseLock::update(const LeaderElectionRecord& record,
   if (version.empty()) {
     return failedPrecondition("lease " + describe() + " must be read before it is updated");
   }
-  kube::Api api = kube::Api(client_, kube::resources::leases(), namespace_).withTimeout(timeout);
+  kube::Api api = kube::Api(client_, kube::resources::leases(), namespace_name_).withTimeout(timeout);
   Json lease = {{"apiVersion", "coordination.k8s.io/v1"},
                 {"kind", "Lease"},
                 {"metadata",
-                 {{"name", name_}, {"namespace", namespace_}, {"resourceVersion", version}}},
+                 {{"name", name_}, {"namespace", namespace_name_}, {"resourceVersion", version}}},
                 {"spec", leaseSpecFromRecord(record)}};
   auto updated = api.replace(name_, lease);
   if (!updated.ok()) {
@@ -128,7 +128,7 @@ Status KubeLeaseLock::update(const LeaderElectionRecord& record,
 Status KubeLeaseLock::watch(
     const std::function<void(std::optional<LeaderElectionRecord>)>& on_change,
     std::stop_token stop) {
-  kube::Api api(client_, kube::resources::leases(), namespace_);
+  kube::Api api(client_, kube::resources::leases(), namespace_name_);
   kube::WatchParams params;
   params.field_selector = "metadata.name=" + name_;
   params.timeout_seconds = 300;

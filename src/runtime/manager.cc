@@ -60,26 +60,31 @@ Result<std::unique_ptr<Manager>> Manager::create(kube::ClientPtr client, Manager
 }
 
 Manager::Manager(kube::ClientPtr client, ManagerOptions options, const Clock& clock)
-    : client_(std::move(client)), options_(std::move(options)), clock_(clock) {
+    : client_(std::move(client)), options_(std::move(options)), clock_(clock),
+      registry_(std::make_shared<Registry>()) {
+  EventRecorderOptions recorder;
+  recorder.reporting_instance = options_.identity;
+  events_ = std::make_unique<EventRecorder>(client_, std::move(recorder), clock_);
   leader_gauge_ = &registry_
-                       .gauge("leader_election_master_status",
-                              "1 when this replica holds the Lease, 0 otherwise", {"name"})
+                       ->gauge("leader_election_master_status",
+                               "1 when this replica holds the Lease, 0 otherwise", {"name"})
                        .with({options_.lease_name});
-  auto& requests = registry_.counter("rest_client_requests_total",
-                                     "Number of HTTP requests to the API server",
-                                     {"code", "method", "resource"});
-  auto& latency = registry_.histogram("rest_client_request_duration_seconds",
-                                      "Latency of API server requests (watches excluded)",
-                                      {"method"});
-  client_->setObserver([&requests, &latency](const kube::RequestRecord& r) {
+  auto* requests = &registry_->counter("rest_client_requests_total",
+                                       "Number of HTTP requests to the API server",
+                                       {"code", "method", "resource"});
+  auto* latency = &registry_->histogram("rest_client_request_duration_seconds",
+                                        "Latency of API server requests (watches excluded)",
+                                        {"method"});
+  // The client outlives the manager: the observer keeps the registry it writes into alive.
+  client_->setObserver([registry = registry_, requests, latency](const kube::RequestRecord& r) {
     const std::string code = r.code == 0 ? "<error>" : std::to_string(r.code);
-    requests.with({code, std::string(r.method), std::string(r.resource)}).inc();
+    requests->with({code, std::string(r.method), std::string(r.resource)}).inc();
     if (r.method != "WATCH") {
-      latency.with({std::string(r.method)})
+      latency->with({std::string(r.method)})
           .observe(std::chrono::duration<double>(r.latency).count());
     }
   });
-  registry_.addCollector([this](MetricWriter& w) {
+  collector_id_ = registry_->addCollector([this](MetricWriter& w) {
     w.family("kvcache_informer_objects", "Objects held by an informer cache", "gauge");
     for (const InformerPtr& informer : informers_) {
       w.sample("kvcache_informer_objects", {{"resource", informer->resource().qualifiedName()}},
@@ -91,10 +96,33 @@ Manager::Manager(kube::ClientPtr client, ManagerOptions options, const Clock& cl
                {{"resource", informer->resource().qualifiedName()}},
                static_cast<double>(informer->stats().relists_on_gone));
     }
+    w.family("kvcache_informer_handler_failures_total", "Event handlers that threw", "counter");
+    for (const InformerPtr& informer : informers_) {
+      w.sample("kvcache_informer_handler_failures_total",
+               {{"resource", informer->resource().qualifiedName()}},
+               static_cast<double>(informer->stats().handler_failures));
+    }
+    const EventRecorder::Stats events = events_->stats();
+    w.family("kvcache_events_total", "Events by what became of them", "counter");
+    for (auto [outcome, value] : {std::pair{"created", events.created},
+                                  std::pair{"series_patched", events.series_patches},
+                                  std::pair{"aggregated", events.aggregated},
+                                  std::pair{"dropped_rate_limited", events.dropped_rate_limited},
+                                  std::pair{"dropped_queue_full", events.dropped_queue_full},
+                                  std::pair{"failed", events.failed}}) {
+      w.sample("kvcache_events_total", {{"outcome", outcome}}, static_cast<double>(value));
+    }
   });
 }
 
-Manager::~Manager() { stopServers(); }
+Manager::~Manager() {
+  // The collector above reads informers_ and events_; the registry itself lives on in the
+  // client's observer until that is removed here.
+  client_->setObserver(nullptr);
+  registry_->removeCollector(collector_id_);
+  stopServers();
+  events_->stop();
+}
 
 void Manager::addInformer(InformerPtr informer) { informers_.push_back(std::move(informer)); }
 
@@ -102,12 +130,24 @@ void Manager::addController(std::shared_ptr<Controller> controller) {
   controllers_.push_back(std::move(controller));
 }
 
-InformerPtr Manager::informerFor(const InformerOptions& options) {
+Result<InformerPtr> Manager::informerFor(const InformerOptions& options) {
   for (const InformerPtr& informer : informers_) {
     const InformerOptions& o = informer->options();
     if (o.resource == options.resource && o.namespace_name == options.namespace_name &&
         o.label_selector == options.label_selector &&
         o.field_selector == options.field_selector) {
+      if (o.transform.id != options.transform.id || o.resync_period != options.resync_period) {
+        return invalidArgument(
+            "the informer on " + options.resource.qualifiedName() +
+            (options.namespace_name.empty() ? "" : " in " + options.namespace_name) +
+            " is registered already with transform \"" + o.transform.id + "\" and resync " +
+            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(o.resync_period)
+                               .count()) +
+            " s; a second registration asks for \"" + options.transform.id + "\" and " +
+            std::to_string(
+                std::chrono::duration_cast<std::chrono::seconds>(options.resync_period).count()) +
+            " s. Register one informer with what both need");
+      }
       return informer;
     }
   }
@@ -148,7 +188,7 @@ HttpServerResponse Manager::serve(const HttpServerRequest& request) {
     return {200, "text/plain; charset=utf-8", "ok\n"};
   }
   if (request.path == "/metrics") {
-    return {200, "text/plain; version=0.0.4; charset=utf-8", registry_.render()};
+    return {200, "text/plain; version=0.0.4; charset=utf-8", registry_->render()};
   }
   return {404, "text/plain; charset=utf-8", "not found\n"};
 }
@@ -194,6 +234,7 @@ std::string Manager::metricsAddress() const {
 
 Status Manager::run(std::stop_token stop) {
   KVC_RETURN_IF_ERROR(startServers());
+  events_->start();
   for (const InformerPtr& informer : informers_) {
     informer->start();
   }
@@ -270,6 +311,7 @@ Status Manager::run(std::stop_token stop) {
   }
   leading_ = false;
   leader_gauge_->set(0);
+  events_->stop();
   for (const InformerPtr& informer : informers_) {
     informer->stop();
   }

@@ -54,15 +54,15 @@ public:
     const long timeout_ms = static_cast<long>(request.timeout.count());
 
     std::unique_ptr<curl_slist, SlistDeleter> headers;
-    auto addHeader = [&headers](const std::string& line) {
+    auto add_header = [&headers](const std::string& line) {
       curl_slist* next = curl_slist_append(headers.get(), line.c_str());
       if (next != nullptr) {
         static_cast<void>(headers.release());
         headers.reset(next);
       }
     };
-    addHeader("Accept: application/json, text/plain;q=0.9, */*;q=0.1");
-    addHeader("Expect:");  // no 100-continue round trip on PUT
+    add_header("Accept: application/json, text/plain;q=0.9, */*;q=0.1");
+    add_header("Expect:");  // no 100-continue round trip on PUT
 
     curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -87,7 +87,7 @@ public:
       curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
                        static_cast<curl_off_t>(request.body.size()));
       if (!request.content_type.empty()) {
-        addHeader("Content-Type: " + request.content_type);
+        add_header("Content-Type: " + request.content_type);
       }
     }
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());

@@ -41,16 +41,19 @@ StatusCode StoreError::statusCode() const {
   case StoreErrorKind::Transport:
   case StoreErrorKind::ServicePlaneInactive:
   case StoreErrorKind::TransientState:
+  // These heal without any watch event — the connector's directory becomes writable, the
+  // tenant's objects expire, the master is upgraded to one that serves the route — so a
+  // controller retries them with backoff instead of waiting for a change that never comes.
+  case StoreErrorKind::PersistFailed:
+  case StoreErrorKind::TenantNotEmpty:
+  case StoreErrorKind::RouteNotServed:
     return StatusCode::Unavailable;
   case StoreErrorKind::DeadlineExceeded:
     return StatusCode::DeadlineExceeded;
   case StoreErrorKind::BodyTooLarge:
   case StoreErrorKind::ListingTooLarge:
     return StatusCode::ResourceExhausted;
-  case StoreErrorKind::RouteNotServed:
   case StoreErrorKind::MultiTenancyDisabled:
-  case StoreErrorKind::TenantNotEmpty:
-  case StoreErrorKind::PersistFailed:
     return StatusCode::FailedPrecondition;
   case StoreErrorKind::InvalidParams:
     return StatusCode::InvalidArgument;

@@ -5,24 +5,24 @@
 namespace kvc::store {
 
 StoreResult<Health> parseHealth(std::string_view body) {
-  constexpr std::string_view what = "/health";
-  auto parsed = internal::parseJsonBody(body, what);
+  constexpr std::string_view kWhat = "/health";
+  auto parsed = internal::parseJsonBody(body, kWhat);
   if (!parsed.ok()) {
     return parsed.error();
   }
   const Json& obj = *parsed;
   if (!obj.is_object()) {
-    return internal::malformed(what, "not a JSON object: " + excerpt(body));
+    return internal::malformed(kWhat, "not a JSON object: " + excerpt(body));
   }
   Health health;
-  auto ready = internal::readBool(obj, "service_ready", what, /*required=*/true);
+  auto ready = internal::readBool(obj, "service_ready", kWhat, /*required=*/true);
   if (!ready.ok()) {
     return ready.error();
   }
   health.service_ready = **ready;
   for (auto [key, field] : {std::pair{"status", &health.status}, std::pair{"role", &health.role},
                             std::pair{"ha_state", &health.ha_state}}) {
-    auto value = internal::readString(obj, key, what, /*required=*/false);
+    auto value = internal::readString(obj, key, kWhat, /*required=*/false);
     if (!value.ok()) {
       return value.error();
     }
@@ -30,13 +30,13 @@ StoreResult<Health> parseHealth(std::string_view body) {
   }
   if (const auto it = obj.find("leader_address"); it != obj.end() && !it->is_null()) {
     if (!it->is_string()) {
-      return internal::malformed(what, "\"leader_address\" is not a string");
+      return internal::malformed(kWhat, "\"leader_address\" is not a string");
     }
     health.leader_address = it->get<std::string>();
   }
   if (const auto it = obj.find("view_version"); it != obj.end() && !it->is_null()) {
     if (!it->is_number_integer()) {
-      return internal::malformed(what, "\"view_version\" is not a whole number");
+      return internal::malformed(kWhat, "\"view_version\" is not a whole number");
     }
     health.view_version = it->get<std::int64_t>();
   }

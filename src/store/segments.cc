@@ -33,22 +33,22 @@ const Segment* SegmentListing::find(std::string_view segment_name) const {
 }
 
 StoreResult<SegmentListing> parseSegmentsDetail(std::string_view body) {
-  constexpr std::string_view what = "/get_segments_detail";
-  auto parsed = internal::parseJsonBody(body, what);
+  constexpr std::string_view kWhat = "/get_segments_detail";
+  auto parsed = internal::parseJsonBody(body, kWhat);
   if (!parsed.ok()) {
     return parsed.error();
   }
   const Json& obj = *parsed;
   if (!obj.is_object()) {
-    return internal::malformed(what, "not a JSON object: " + excerpt(body));
+    return internal::malformed(kWhat, "not a JSON object: " + excerpt(body));
   }
   const auto list = obj.find("segments");
   if (list == obj.end() || !list->is_array()) {
-    return internal::malformed(what, "\"segments\" is missing or not an array");
+    return internal::malformed(kWhat, "\"segments\" is missing or not an array");
   }
   if (list->size() > kMaxListedSegments) {
     return StoreError(StoreErrorKind::ListingTooLarge,
-                      std::string(what) + ": " + std::to_string(list->size()) +
+                      std::string(kWhat) + ": " + std::to_string(list->size()) +
                           " segments listed, more than " + std::to_string(kMaxListedSegments),
                       200);
   }
@@ -60,7 +60,7 @@ StoreResult<SegmentListing> parseSegmentsDetail(std::string_view body) {
   std::int64_t capacity = 0;
   for (std::size_t i = 0; i < list->size(); ++i) {
     const Json& entry = (*list)[i];
-    const std::string where = std::string(what) + " segments[" + std::to_string(i) + "]";
+    const std::string where = std::string(kWhat) + " segments[" + std::to_string(i) + "]";
     if (!entry.is_object()) {
       return internal::malformed(where, "not an object");
     }
@@ -113,7 +113,7 @@ StoreResult<SegmentListing> parseSegmentsDetail(std::string_view body) {
         segment.segment_id.size() + segment.client_id.size() + segment.segment_name.size();
     if (identifier_bytes > kMaxListingIdentifierBytes) {
       return StoreError(StoreErrorKind::ListingTooLarge,
-                        std::string(what) + ": the identifiers pass " +
+                        std::string(kWhat) + ": the identifiers pass " +
                             std::to_string(kMaxListingIdentifierBytes) + " bytes",
                         200);
     }

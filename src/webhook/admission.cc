@@ -29,11 +29,11 @@ Result<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
     return invalidArgument("expected an admission.k8s.io/v1 AdmissionReview, got " +
                            stringAt(review, "apiVersion") + " " + stringAt(review, "kind"));
   }
-  auto requestIt = review.find("request");
-  if (requestIt == review.end() || !requestIt->is_object()) {
+  auto request_it = review.find("request");
+  if (request_it == review.end() || !request_it->is_object()) {
     return invalidArgument("the AdmissionReview has no request");
   }
-  Json& request = *requestIt;
+  Json& request = *request_it;
   AdmissionRequest out;
   out.uid = stringAt(request, "uid");
   if (out.uid.empty()) {
@@ -45,18 +45,18 @@ Result<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
   if (auto resource = request.find("resource"); resource != request.end() && resource->is_object()) {
     out.resource = stringAt(*resource, "resource");
   }
-  out.subResource = stringAt(request, "subResource");
+  out.sub_resource = stringAt(request, "subResource");
   out.operation = stringAt(request, "operation");
   out.name = stringAt(request, "name");
-  out.ns = stringAt(request, "namespace");
-  if (auto dryRun = request.find("dryRun"); dryRun != request.end() && dryRun->is_boolean()) {
-    out.dryRun = dryRun->get<bool>();
+  out.namespace_name = stringAt(request, "namespace");
+  if (auto dry_run = request.find("dryRun"); dry_run != request.end() && dry_run->is_boolean()) {
+    out.dry_run = dry_run->get<bool>();
   }
   if (auto object = request.find("object"); object != request.end()) {
     out.object = std::move(*object);
   }
   if (auto old = request.find("oldObject"); old != request.end()) {
-    out.oldObject = std::move(*old);
+    out.old_object = std::move(*old);
   }
   return out;
 }
@@ -88,7 +88,7 @@ std::string encodeAdmissionReview(const AdmissionResponse& response) {
     if (!response.causes.empty()) {
       Json causes = Json::array();
       for (const StatusCause& cause : response.causes) {
-        causes.push_back({{"reason", cause.type}, {"message", cause.message},
+        causes.push_back({{"reason", cause.reason}, {"message", cause.message},
                           {"field", cause.field}});
       }
       status["details"] = {{"causes", causes}};

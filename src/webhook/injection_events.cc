@@ -20,9 +20,9 @@ Json controllerOwner(const Json& object) {
   return Json();
 }
 
-Json reference(const std::string& apiVersion, const std::string& kind, const std::string& ns,
+Json reference(const std::string& api_version, const std::string& kind, const std::string& ns,
                const std::string& name, const std::string& uid) {
-  Json object = {{"apiVersion", apiVersion}, {"kind", kind},
+  Json object = {{"apiVersion", api_version}, {"kind", kind},
                  {"metadata", {{"namespace", ns}, {"name", name}}}};
   if (!uid.empty()) {
     object["metadata"]["uid"] = uid;
@@ -32,10 +32,9 @@ Json reference(const std::string& apiVersion, const std::string& kind, const std
 
 }  // namespace
 
-InjectionEvents::InjectionEvents(kube::ClientPtr client,
-                                 std::shared_ptr<runtime::EventRecorder> recorder,
-                                 std::size_t maxQueued)
-    : client_(std::move(client)), recorder_(std::move(recorder)), maxQueued_(maxQueued),
+InjectionEvents::InjectionEvents(kube::ClientPtr client, runtime::EventRecorder& recorder,
+                                 std::size_t max_queued)
+    : client_(std::move(client)), recorder_(recorder), max_queued_(max_queued),
       worker_([this] { run(); }) {}
 
 InjectionEvents::~InjectionEvents() { stop(); }
@@ -56,14 +55,14 @@ void InjectionEvents::stop() {
 
 void InjectionEvents::onInjection(const AdmissionRequest& request,
                                   const policy::Decision& decision, std::chrono::nanoseconds) {
-  if (request.dryRun || (decision.verdict != policy::Verdict::Injected &&
+  if (request.dry_run || (decision.verdict != policy::Verdict::Injected &&
                          decision.verdict != policy::Verdict::Refused)) {
     return;
   }
   Pending pending;
   pending.pod = {{"metadata", request.object.value("metadata", Json::object())}};
   pending.pod["metadata"].erase("annotations");  // only identity and owners are needed
-  pending.ns = request.ns;
+  pending.namespace_name = request.namespace_name;
   if (decision.verdict == policy::Verdict::Refused) {
     pending.refused = true;
     pending.reason = std::string(policy::refusalReasonName(decision.refusal->reason));
@@ -77,7 +76,7 @@ void InjectionEvents::onInjection(const AdmissionRequest& request,
   }
   {
     std::lock_guard lock(mutex_);
-    if (queue_.size() >= maxQueued_) {
+    if (queue_.size() >= max_queued_) {
       return;  // a burst beyond what Events can usefully say; the metrics still count it
     }
     queue_.push_back(std::move(pending));
@@ -87,39 +86,39 @@ void InjectionEvents::onInjection(const AdmissionRequest& request,
 
 Json InjectionEvents::regardingFor(const Pending& pending) {
   const Json owner = controllerOwner(pending.pod);
-  const std::string podName =
+  const std::string pod_name =
       pending.pod.value(Json::json_pointer("/metadata/name"),
                         pending.pod.value(Json::json_pointer("/metadata/generateName"),
                                           std::string("pod")));
   if (owner.is_null()) {
-    return reference("v1", "Pod", pending.ns, podName, "");
+    return reference("v1", "Pod", pending.namespace_name, pod_name, "");
   }
   Json regarding = reference(owner.value("apiVersion", std::string()),
-                             owner.value("kind", std::string()), pending.ns,
+                             owner.value("kind", std::string()), pending.namespace_name,
                              owner.value("name", std::string()), owner.value("uid", std::string()));
   if (owner.value("kind", "") != "ReplicaSet" || owner.value("apiVersion", "") != "apps/v1") {
     return regarding;
   }
   // A ReplicaSet's Pods belong to its Deployment, which is what `kubectl describe` is run on.
-  const std::string key = pending.ns + "/" + owner.value("name", std::string());
-  auto cached = replicaSetOwners_.find(key);
-  if (cached == replicaSetOwners_.end()) {
-    if (replicaSetOwners_.size() >= kOwnerCacheLimit) {
-      replicaSetOwners_.clear();
+  const std::string key = pending.namespace_name + "/" + owner.value("name", std::string());
+  auto cached = replica_set_owners_.find(key);
+  if (cached == replica_set_owners_.end()) {
+    if (replica_set_owners_.size() >= kOwnerCacheLimit) {
+      replica_set_owners_.clear();
     }
-    kube::ResourceType replicaSets{"apps", "v1", "ReplicaSet", "replicasets", true};
-    auto replicaSet = kube::Api(client_, replicaSets, pending.ns)
+    kube::ResourceType replica_sets{"apps", "v1", "ReplicaSet", "replicasets", true};
+    auto replica_set = kube::Api(client_, replica_sets, pending.namespace_name)
                           .withTimeout(std::chrono::seconds(5))
                           .getOptional(owner.value("name", std::string()));
     Json deployment;
-    if (replicaSet.ok() && replicaSet->has_value()) {
-      deployment = controllerOwner(**replicaSet);
+    if (replica_set.ok() && replica_set->has_value()) {
+      deployment = controllerOwner(**replica_set);
     }
-    cached = replicaSetOwners_.emplace(key, deployment).first;
+    cached = replica_set_owners_.emplace(key, deployment).first;
   }
   if (!cached->second.is_null()) {
     regarding = reference(cached->second.value("apiVersion", std::string()),
-                          cached->second.value("kind", std::string()), pending.ns,
+                          cached->second.value("kind", std::string()), pending.namespace_name,
                           cached->second.value("name", std::string()),
                           cached->second.value("uid", std::string()));
   }
@@ -142,10 +141,10 @@ void InjectionEvents::run() {
     lock.unlock();
     const Json regarding = regardingFor(pending);
     if (pending.refused) {
-      recorder_->event(regarding, runtime::EventType::Warning, "KVCacheInjectionRefused",
+      recorder_.event(regarding, runtime::EventType::Warning, "KVCacheInjectionRefused",
                        "Inject", pending.reason + ": " + pending.note);
     } else {
-      recorder_->event(regarding, runtime::EventType::Normal, "KVCacheInjected", "Inject",
+      recorder_.event(regarding, runtime::EventType::Normal, "KVCacheInjected", "Inject",
                        pending.note);
     }
     lock.lock();

@@ -46,8 +46,8 @@ LiveClusterView::LiveClusterView(kube::ClientPtr client, const runtime::Cache* p
                                  const runtime::Cache* backends,
                                  std::chrono::milliseconds timeout)
     : bindings_(kube::Api(client, kube::resources::kvCachePoolBindings()).withTimeout(timeout)),
-      poolsApi_(kube::Api(client, kube::resources::kvCachePools()).withTimeout(timeout)),
-      backendsApi_(kube::Api(client, kube::resources::kvCacheBackends()).withTimeout(timeout)),
+      pools_api_(kube::Api(client, kube::resources::kvCachePools()).withTimeout(timeout)),
+      backends_api_(kube::Api(client, kube::resources::kvCacheBackends()).withTimeout(timeout)),
       pools_(pools), backends_(backends) {}
 
 policy::Lookup<api::KVCachePoolBinding> LiveClusterView::binding(std::string_view ns,
@@ -56,11 +56,11 @@ policy::Lookup<api::KVCachePoolBinding> LiveClusterView::binding(std::string_vie
 }
 
 policy::Lookup<api::KVCachePool> LiveClusterView::pool(std::string_view name) const {
-  return cachedRead(pools_, poolsApi_, name, &api::poolFromJson);
+  return cachedRead(pools_, pools_api_, name, &api::poolFromJson);
 }
 
 policy::Lookup<api::KVCacheBackend> LiveClusterView::backend(std::string_view name) const {
-  return cachedRead(backends_, backendsApi_, name, &api::backendFromJson);
+  return cachedRead(backends_, backends_api_, name, &api::backendFromJson);
 }
 
 }  // namespace kvc::webhook

@@ -12,11 +12,11 @@ PodMutator::PodMutator(std::shared_ptr<const policy::ClusterView> cluster,
 AdmissionResponse PodMutator::handle(const AdmissionRequest& request) const {
   // Registered for CREATE on pods only; anything else reaching here is admitted untouched.
   if (request.operation != "CREATE" || request.resource != "pods" ||
-      !request.subResource.empty() || !request.object.is_object()) {
+      !request.sub_resource.empty() || !request.object.is_object()) {
     return allow(request.uid);
   }
   const auto start = std::chrono::steady_clock::now();
-  std::string ns = request.ns;
+  std::string ns = request.namespace_name;
   if (ns.empty()) {
     ns = request.object.value(Json::json_pointer("/metadata/namespace"), std::string("default"));
   }
@@ -47,18 +47,18 @@ AdmissionResponse PodMutator::handle(const AdmissionRequest& request) const {
 
 AdmissionResponse validatePodUpdate(const AdmissionRequest& request) {
   if (request.operation != "UPDATE" || request.resource != "pods" ||
-      !request.subResource.empty()) {
+      !request.sub_resource.empty()) {
     return allow(request.uid);
   }
   const std::vector<policy::FreezeViolation> violations =
-      policy::checkFreeze(request.oldObject, request.object);
+      policy::checkFreeze(request.old_object, request.object);
   if (violations.empty()) {
     return allow(request.uid);
   }
   AdmissionResponse response =
       deny(request.uid, 422, "Invalid", policy::freezeMessage(request.name, violations));
   for (const policy::FreezeViolation& violation : violations) {
-    response.causes.push_back({"FieldValueForbidden", violation.field, violation.message});
+    response.causes.push_back({"FieldValueForbidden", violation.message, violation.field});
   }
   return response;
 }

@@ -21,11 +21,11 @@ struct AdmissionMetrics {
                                     {"webhook"},
                                     {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                      0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10})),
-        inFlight(registry.gauge("kvcache_admission_in_flight",
+        in_flight(registry.gauge("kvcache_admission_in_flight",
                                 "Admission reviews being answered now.", {"webhook"})) {}
   runtime::CounterFamily& requests;
   runtime::HistogramFamily& duration;
-  runtime::GaugeFamily& inFlight;
+  runtime::GaugeFamily& in_flight;
 };
 
 using AdmissionHandler = std::function<AdmissionResponse(const AdmissionRequest&)>;
@@ -37,12 +37,12 @@ runtime::HttpHandler admissionRoute(std::string webhook, AdmissionHandler handle
     if (http.method != "POST") {
       return plain(405, "admission reviews are POSTed");
     }
-    const std::string contentType = http.header("content-type");
-    if (contentType.rfind("application/json", 0) != 0) {
-      return plain(415, "content type must be application/json, not \"" + contentType + "\"");
+    const std::string content_type = http.header("content-type");
+    if (content_type.rfind("application/json", 0) != 0) {
+      return plain(415, "content type must be application/json, not \"" + content_type + "\"");
     }
-    runtime::Gauge& inFlight = metrics->inFlight.with({webhook});
-    inFlight.inc();
+    runtime::Gauge& in_flight = metrics->in_flight.with({webhook});
+    in_flight.inc();
     const auto start = std::chrono::steady_clock::now();
     runtime::HttpServerResponse out;
     auto request = decodeAdmissionReview(http.body);
@@ -59,7 +59,7 @@ runtime::HttpHandler admissionRoute(std::string webhook, AdmissionHandler handle
     }
     metrics->duration.with({webhook}).observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    inFlight.dec();
+    in_flight.dec();
     return out;
   };
 }

@@ -4,24 +4,24 @@
 
 namespace kvc::webhook {
 
-SettingsCache::SettingsCache(const runtime::Cache& configMaps) : configMaps_(configMaps) {}
+SettingsCache::SettingsCache(const runtime::Cache& config_maps) : config_maps_(config_maps) {}
 
 api::Settings SettingsCache::current() const {
-  const runtime::ObjectPtr configMap = configMaps_.get(std::string(api::kOperatorNamespace) + "/" +
+  const runtime::ObjectPtr config_map = config_maps_.get(std::string(api::kOperatorNamespace) + "/" +
                                                        std::string(api::kSettingsConfigMap));
   const std::string version =
-      configMap ? configMap->value(Json::json_pointer("/metadata/resourceVersion"), std::string())
+      config_map ? config_map->value(Json::json_pointer("/metadata/resourceVersion"), std::string())
                 : std::string();
   std::lock_guard lock(mutex_);
-  if (version == decodedVersion_) {
+  if (version == decoded_version_) {
     return settings_;
   }
-  decodedVersion_ = version;
-  if (!configMap) {
+  decoded_version_ = version;
+  if (!config_map) {
     settings_ = api::Settings{};
     return settings_;
   }
-  auto decoded = api::settingsFromConfigMap(*configMap);
+  auto decoded = api::settingsFromConfigMap(*config_map);
   if (!decoded.ok()) {
     spdlog::warn("ignoring ConfigMap {}/{} version {}: {}; keeping the previous Settings",
                  api::kOperatorNamespace, api::kSettingsConfigMap, version,

@@ -22,7 +22,7 @@ const fs::path kDir = KVC_GOLDEN_INJECT_DIR;
 
 struct Directives {
   std::string cluster = "default";
-  std::string ns = "default";
+  std::string namespace_name = "default";
 };
 
 Directives readDirectives(const fs::path& input) {
@@ -32,7 +32,7 @@ Directives readDirectives(const fs::path& input) {
   while (std::getline(lines, line) && line.starts_with("#")) {
     for (auto [key, target] : {std::pair<std::string, std::string*>{"# cluster: ",
                                                                     &directives.cluster},
-                               {"# namespace: ", &directives.ns}}) {
+                               {"# namespace: ", &directives.namespace_name}}) {
       if (line.starts_with(key)) {
         *target = line.substr(key.size());
       }
@@ -65,7 +65,7 @@ TEST_P(InjectGolden, MatchesExpected) {
   auto cluster = loadClusterFile((kDir / "clusters" / (directives.cluster + ".yaml")).string());
   ASSERT_TRUE(cluster.ok()) << cluster.status().message();
   auto outcomes =
-      runInjection(input.string(), cluster->snapshot, cluster->settings, directives.ns);
+      runInjection(input.string(), cluster->snapshot, cluster->settings, directives.namespace_name);
   ASSERT_TRUE(outcomes.ok()) << outcomes.status().message();
 
   const std::string refusals = refusalReport(*outcomes);

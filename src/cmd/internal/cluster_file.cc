@@ -12,7 +12,7 @@ Status addObject(const Json& object, ClusterFile& out, const std::string& where)
     return invalidArgument(where + ": the document is not a mapping");
   }
   const std::string kind = object.value("kind", std::string());
-  const std::string apiVersion = object.value("apiVersion", std::string());
+  const std::string api_version = object.value("apiVersion", std::string());
   auto wrap = [&](const Status& status) {
     return status.withContext(where + ": " + api::describeObject(object));
   };
@@ -23,13 +23,13 @@ Status addObject(const Json& object, ClusterFile& out, const std::string& where)
     }
     return okStatus();
   }
-  const bool ours = apiVersion.empty() || apiVersion == api::kApiVersion;
+  const bool ours = api_version.empty() || api_version == api::kApiVersion;
   if (kind == api::kKindBinding && ours) {
     auto binding = api::bindingFromJson(object);
     if (!binding.ok()) {
       return wrap(binding.status());
     }
-    if (binding->metadata.namespace_.empty()) {
+    if (binding->metadata.namespace_name.empty()) {
       return invalidArgument(where + ": " + api::describeObject(object) +
                              ": metadata.namespace is required for a KVCachePoolBinding");
     }

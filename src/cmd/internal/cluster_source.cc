@@ -34,16 +34,16 @@ Result<ClusterSource> fromCluster(const ClusterSourceOptions& options) {
   ClusterSource source;
   source.view =
       std::make_shared<webhook::LiveClusterView>(client, nullptr, nullptr, kLiveReadTimeout);
-  const kube::Api configMaps(client, kube::resources::configMaps(),
+  const kube::Api config_maps(client, kube::resources::configMaps(),
                              std::string(api::kOperatorNamespace));
-  auto configMap = configMaps.getOptional(api::kSettingsConfigMap);
-  if (!configMap.ok()) {
-    return configMap.status().withContext("reading ConfigMap " +
+  auto config_map = config_maps.getOptional(api::kSettingsConfigMap);
+  if (!config_map.ok()) {
+    return config_map.status().withContext("reading ConfigMap " +
                                           std::string(api::kOperatorNamespace) + "/" +
                                           std::string(api::kSettingsConfigMap));
   }
-  if (configMap->has_value()) {
-    auto settings = api::settingsFromConfigMap(**configMap);
+  if (config_map->has_value()) {
+    auto settings = api::settingsFromConfigMap(**config_map);
     if (!settings.ok()) {
       return settings.status();
     }
@@ -57,7 +57,7 @@ Result<ClusterSource> fromCluster(const ClusterSourceOptions& options) {
 
 void addClusterSourceOptions(CLI::App& command, ClusterSourceOptions& options) {
   auto* cluster = command.add_option(
-      "--cluster", options.clusterFile,
+      "--cluster", options.cluster_file,
       "Resolve against a file instead of a cluster: YAML/JSON documents (or a kind: List) with "
       "KVCacheBackend, KVCachePool and KVCachePoolBinding objects and their status, and "
       "optionally the gpustack-settings ConfigMap");
@@ -71,8 +71,8 @@ void addClusterSourceOptions(CLI::App& command, ClusterSourceOptions& options) {
 }
 
 Result<ClusterSource> openClusterSource(const ClusterSourceOptions& options) {
-  if (!options.clusterFile.empty()) {
-    return fromFile(options.clusterFile);
+  if (!options.cluster_file.empty()) {
+    return fromFile(options.cluster_file);
   }
   if (!options.kubeconfig.empty()) {
     return fromCluster(options);

@@ -19,7 +19,7 @@ class App;
 namespace kvc::cmd {
 
 struct ClusterSourceOptions {
-  std::string clusterFile;
+  std::string cluster_file;
   std::string kubeconfig;
   std::string context;
 };

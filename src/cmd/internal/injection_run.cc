@@ -2,17 +2,17 @@
 
 namespace kvc::cmd {
 
-Result<std::vector<DocumentOutcome>> runInjection(const std::string& manifestPath,
+Result<std::vector<DocumentOutcome>> runInjection(const std::string& manifest_path,
                                                   const policy::ClusterView& cluster,
                                                   const api::Settings& settings,
-                                                  const std::string& defaultNamespace) {
-  KVC_ASSIGN_OR_RETURN(std::vector<YamlDocument> documents, loadManifest(manifestPath));
+                                                  const std::string& default_namespace) {
+  KVC_ASSIGN_OR_RETURN(std::vector<YamlDocument> documents, loadManifest(manifest_path));
   std::vector<DocumentOutcome> outcomes;
   outcomes.reserve(documents.size());
   for (YamlDocument& document : documents) {
     DocumentOutcome outcome;
-    outcome.position = documentPosition(manifestPath, document);
-    auto sites = findPodSites(document.value, defaultNamespace);
+    outcome.position = documentPosition(manifest_path, document);
+    auto sites = findPodSites(document.value, default_namespace);
     if (!sites.ok()) {
       return sites.status().withContext(outcome.position);
     }
@@ -26,12 +26,12 @@ Result<std::vector<DocumentOutcome>> runInjection(const std::string& manifestPat
           return shape.withContext(outcome.position + ": " + site.label);
         }
       }
-      SiteOutcome siteOutcome{std::move(site), pod, {}};
-      siteOutcome.decision = policy::inject(pod, siteOutcome.site.ns, cluster, settings);
-      if (siteOutcome.decision.verdict == policy::Verdict::Injected) {
-        outcome.output.at(siteOutcome.site.pointer) = std::move(siteOutcome.decision.object);
+      SiteOutcome site_outcome{std::move(site), pod, {}};
+      site_outcome.decision = policy::inject(pod, site_outcome.site.namespace_name, cluster, settings);
+      if (site_outcome.decision.verdict == policy::Verdict::Injected) {
+        outcome.output.at(site_outcome.site.pointer) = std::move(site_outcome.decision.object);
       }
-      outcome.sites.push_back(std::move(siteOutcome));
+      outcome.sites.push_back(std::move(site_outcome));
     }
     outcomes.push_back(std::move(outcome));
   }

@@ -26,10 +26,10 @@ struct DocumentOutcome {
 
 // Bad input (unreadable, unparseable, malformed Pod) is an InvalidArgument naming the file and
 // the document; refusals are in the outcomes.
-Result<std::vector<DocumentOutcome>> runInjection(const std::string& manifestPath,
+Result<std::vector<DocumentOutcome>> runInjection(const std::string& manifest_path,
                                                   const policy::ClusterView& cluster,
                                                   const api::Settings& settings,
-                                                  const std::string& defaultNamespace);
+                                                  const std::string& default_namespace);
 
 // What `kvcache inject` prints on stdout when nothing was refused: every document in order, as
 // YAML separated by "---", or as JSON (one object for one document, a v1 List for several).

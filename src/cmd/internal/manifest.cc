@@ -36,16 +36,16 @@ std::string namespaceOf(const Json& object, std::string_view fallback) {
   return std::string(fallback);
 }
 
-Status addSites(const Json& object, const Json::json_pointer& at, std::string_view defaultNs,
+Status addSites(const Json& object, const Json::json_pointer& at, std::string_view default_ns,
                 std::vector<PodSite>& sites) {
   if (!object.is_object()) {
     return invalidArgument("the document is not a mapping");
   }
-  auto kindIt = object.find("kind");
-  if (kindIt == object.end() || !kindIt->is_string() || kindIt->get<std::string>().empty()) {
+  auto kind_it = object.find("kind");
+  if (kind_it == object.end() || !kind_it->is_string() || kind_it->get<std::string>().empty()) {
     return invalidArgument("the document has no kind");
   }
-  const std::string kind = kindIt->get<std::string>();
+  const std::string kind = kind_it->get<std::string>();
   if (kind == "List" || kind.ends_with("List")) {
     auto items = object.find("items");
     if (items == object.end() || items->is_null()) {
@@ -55,14 +55,14 @@ Status addSites(const Json& object, const Json::json_pointer& at, std::string_vi
       return invalidArgument(kind + ".items must be a list");
     }
     for (std::size_t i = 0; i < items->size(); ++i) {
-      Status status = addSites((*items)[i], at / "items" / i, defaultNs, sites);
+      Status status = addSites((*items)[i], at / "items" / i, default_ns, sites);
       if (!status.ok()) {
         return status.withContext("items[" + std::to_string(i) + "]");
       }
     }
     return okStatus();
   }
-  const std::string ns = namespaceOf(object, defaultNs);
+  const std::string ns = namespaceOf(object, default_ns);
   if (kind == "Pod") {
     sites.push_back({at, ns, api::describeObject(object)});
     return okStatus();
@@ -102,7 +102,7 @@ Status checkStringList(const Json& object, std::string_view field, const std::st
   return okStatus();
 }
 
-Status checkNamedObjects(const Json& spec, std::string_view field, bool needName) {
+Status checkNamedObjects(const Json& spec, std::string_view field, bool need_name) {
   auto it = spec.find(field);
   if (it == spec.end() || it->is_null()) {
     return okStatus();
@@ -117,7 +117,7 @@ Status checkNamedObjects(const Json& spec, std::string_view field, bool needName
     if (!item.is_object()) {
       return invalidArgument(at + " must be an object");
     }
-    if (needName && (!item.contains("name") || !item["name"].is_string())) {
+    if (need_name && (!item.contains("name") || !item["name"].is_string())) {
       return invalidArgument(at + ".name is required and must be a string");
     }
     if (field == "containers" || field == "initContainers") {
@@ -133,9 +133,9 @@ Status checkNamedObjects(const Json& spec, std::string_view field, bool needName
         }
         for (std::size_t k = 0; k < entries->size(); ++k) {
           const Json& entry = (*entries)[k];
-          const std::string entryAt = at + "." + std::string(list) + "[" + std::to_string(k) + "]";
+          const std::string entry_at = at + "." + std::string(list) + "[" + std::to_string(k) + "]";
           if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string()) {
-            return invalidArgument(entryAt + " must be an object with a string name");
+            return invalidArgument(entry_at + " must be an object with a string name");
           }
         }
       }
@@ -176,9 +176,9 @@ std::string documentPosition(const std::string& path, const YamlDocument& docume
 }
 
 Result<std::vector<PodSite>> findPodSites(const Json& document,
-                                          std::string_view defaultNamespace) {
+                                          std::string_view default_namespace) {
   std::vector<PodSite> sites;
-  KVC_RETURN_IF_ERROR(addSites(document, Json::json_pointer(), defaultNamespace, sites));
+  KVC_RETURN_IF_ERROR(addSites(document, Json::json_pointer(), default_namespace, sites));
   return sites;
 }
 

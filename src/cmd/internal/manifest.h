@@ -26,14 +26,14 @@ std::string documentPosition(const std::string& path, const YamlDocument& docume
 // A Pod, or the pod template of a workload, inside a document.
 struct PodSite {
   Json::json_pointer pointer;  // where the Pod or template sits in the document
-  std::string ns;              // the namespace its Binding is resolved in
+  std::string namespace_name;              // the namespace its Binding is resolved in
   std::string label;           // "Pod team-a/bench", "Deployment team-a/chat (pod template)"
 };
 
 // The Pods and pod templates a document holds: a Pod; the template of a Deployment, StatefulSet,
 // DaemonSet, ReplicaSet, ReplicationController, Job or CronJob; each item of a `kind: List`.
 // Other kinds hold none and pass through unchanged. A document without `kind` is bad input.
-Result<std::vector<PodSite>> findPodSites(const Json& document, std::string_view defaultNamespace);
+Result<std::vector<PodSite>> findPodSites(const Json& document, std::string_view default_namespace);
 
 // Checks the fields injection reads have the types the API would enforce: label and annotation
 // values are strings, containers are objects with names, command/args are lists of strings.

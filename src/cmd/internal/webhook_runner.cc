@@ -24,22 +24,21 @@ void addWebhookOptions(CLI::App& command, WebhookOptions& options) {
   command.add_option("--webhook-port", options.port,
                      "Port of the admission webhooks' HTTPS server (0 disables the webhooks)")
       ->capture_default_str();
-  command.add_option("--tls-cert-file", options.certFile,
+  command.add_option("--tls-cert-file", options.cert_file,
                      "Serving certificate of the webhooks (PEM), re-read when it changes; "
                      "without it the webhooks are not served");
-  command.add_option("--tls-key-file", options.keyFile,
+  command.add_option("--tls-key-file", options.key_file,
                      "Private key of the serving certificate (PEM), re-read when it changes");
   command.add_option("--webhook-threads", options.threads, "Threads of the webhook server")
       ->capture_default_str();
 }
 
 Result<std::unique_ptr<WebhookRunner>> WebhookRunner::create(runtime::Manager& manager,
-                                                             WebhookOptions options,
-                                                             const std::string& identity) {
-  if (options.certFile.empty() != options.keyFile.empty()) {
+                                                             WebhookOptions options) {
+  if (options.cert_file.empty() != options.key_file.empty()) {
     return invalidArgument("--tls-cert-file and --tls-key-file go together");
   }
-  if (options.certFile.empty()) {
+  if (options.cert_file.empty()) {
     options.port = 0;  // no serving certificate: the API server could not call us anyway
   }
   std::unique_ptr<WebhookRunner> runner(new WebhookRunner());
@@ -50,23 +49,20 @@ Result<std::unique_ptr<WebhookRunner>> WebhookRunner::create(runtime::Manager& m
   }
   runtime::InformerOptions pools;
   pools.resource = kube::resources::kvCachePools();
-  runner->pools_ = manager.informerFor(pools);
+  KVC_ASSIGN_OR_RETURN(runner->pools_, manager.informerFor(pools));
   runtime::InformerOptions backends;
   backends.resource = kube::resources::kvCacheBackends();
-  runner->backends_ = manager.informerFor(backends);
+  KVC_ASSIGN_OR_RETURN(runner->backends_, manager.informerFor(backends));
   runtime::InformerOptions settings;
   settings.resource = kube::resources::configMaps();
   settings.namespace_name = std::string(api::kOperatorNamespace);
   settings.field_selector = "metadata.name=" + std::string(api::kSettingsConfigMap);
-  runner->settings_ = manager.informerFor(settings);
+  KVC_ASSIGN_OR_RETURN(runner->settings_, manager.informerFor(settings));
 
   runner->view_ = std::make_shared<webhook::LiveClusterView>(
       manager.client(), &runner->pools_->cache(), &runner->backends_->cache(), kLiveReadTimeout);
-  runner->settingsCache_ = std::make_shared<webhook::SettingsCache>(runner->settings_->cache());
-  runtime::EventRecorderOptions events;
-  events.reporting_instance = identity;
-  runner->recorder_ = std::make_shared<runtime::EventRecorder>(manager.client(), events);
-  runner->events_ = std::make_shared<webhook::InjectionEvents>(manager.client(), runner->recorder_);
+  runner->settings_cache_ = std::make_shared<webhook::SettingsCache>(runner->settings_->cache());
+  runner->events_ = std::make_shared<webhook::InjectionEvents>(manager.client(), manager.events());
   return runner;
 }
 
@@ -78,14 +74,13 @@ Status WebhookRunner::start() {
                  "--webhook-port 0)");
     return okStatus();
   }
-  recorder_->start();
   auto observers = std::make_shared<webhook::ObserverList>();
   observers->add(std::make_shared<webhook::InjectionMetrics>(manager_->metrics()));
   observers->add(events_);
   webhook::WebhookRoutes routes;
-  auto settingsCache = settingsCache_;
+  auto settings_cache = settings_cache_;
   routes.mutator = std::make_shared<webhook::PodMutator>(
-      view_, [settingsCache] { return settingsCache->current(); }, observers);
+      view_, [settings_cache] { return settings_cache->current(); }, observers);
   routes.metrics = &manager_->metrics();
   routes.ready = [this] {
     // A server exists only with its certificate loaded (it refuses to start without one).
@@ -93,8 +88,8 @@ Status WebhookRunner::start() {
   };
   runtime::HttpServerOptions server = webhook::defaultServerOptions();
   server.listen = {options_.address, options_.port};
-  server.cert_file = options_.certFile;
-  server.key_file = options_.keyFile;
+  server.cert_file = options_.cert_file;
+  server.key_file = options_.key_file;
   server.threads = options_.threads;
   auto started = webhook::startServer(std::move(server), routes);
   if (!started.ok()) {
@@ -112,9 +107,6 @@ void WebhookRunner::stop() {
   }
   if (events_) {
     events_->stop();
-  }
-  if (recorder_) {
-    recorder_->stop();
   }
 }
 

@@ -26,8 +26,8 @@ namespace kvc::cmd {
 struct WebhookOptions {
   std::string address = "0.0.0.0";
   int port = 9443;  // 0 disables the webhooks
-  std::string certFile;
-  std::string keyFile;
+  std::string cert_file;
+  std::string key_file;
   int threads = 2;
 };
 
@@ -37,8 +37,7 @@ class WebhookRunner {
 public:
   // Registers the informers the webhooks read with `manager` (call before manager.run()).
   static Result<std::unique_ptr<WebhookRunner>> create(runtime::Manager& manager,
-                                                       WebhookOptions options,
-                                                       const std::string& identity);
+                                                       WebhookOptions options);
   ~WebhookRunner();
 
   // Starts serving; readiness waits for the caches and the certificate.
@@ -55,8 +54,7 @@ private:
   runtime::InformerPtr backends_;
   runtime::InformerPtr settings_;
   std::shared_ptr<webhook::LiveClusterView> view_;
-  std::shared_ptr<webhook::SettingsCache> settingsCache_;
-  std::shared_ptr<runtime::EventRecorder> recorder_;
+  std::shared_ptr<webhook::SettingsCache> settings_cache_;
   std::shared_ptr<webhook::InjectionEvents> events_;
   std::unique_ptr<runtime::HttpServer> server_;
   std::atomic<bool> serving_{false};  // server_ is set and stays set

@@ -295,7 +295,7 @@ TEST_F(CrudTest, WatchStreamsEventsFromAResourceVersion) {
   ASSERT_TRUE(list.ok());
   std::mutex seen_mutex;  // the watcher thread appends, this one polls
   std::vector<std::pair<kube::WatchEventType, std::string>> seen;
-  auto seenCount = [&] {
+  auto seen_count = [&] {
     std::lock_guard<std::mutex> guard(seen_mutex);
     return seen.size();
   };
@@ -322,7 +322,7 @@ TEST_F(CrudTest, WatchStreamsEventsFromAResourceVersion) {
       created &&
       bindings_.patch("w", kube::MergePatch{Json{{"metadata", {{"labels", {{"x", "1"}}}}}}}).ok();
   const bool removed = patched && bindings_.remove("w").ok();
-  if (!removed || !waitFor([&] { return seenCount() >= 3; }, std::chrono::seconds(30))) {
+  if (!removed || !waitFor([seen_count] { return seen_count() >= 3; }, std::chrono::seconds(30))) {
     stop.request_stop();
   }
   watcher.join();

@@ -1,5 +1,6 @@
-// `kvcache operator` processes against the real control plane: the observedGeneration
-// controller, probes and metrics, graceful shutdown, and Lease failover measured after SIGKILL.
+// `kvcache operator` processes against the real control plane: a controller's status written
+// once per generation through the status subresource, probes and metrics, graceful shutdown,
+// and Lease failover measured after SIGKILL.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -11,7 +12,6 @@
 #include <sstream>
 
 #include "harness.h"
-#include "kvc/runtime/observed_generation.h"
 
 namespace kvc::it {
 namespace {
@@ -19,14 +19,13 @@ namespace {
 namespace fs = std::filesystem;
 using kube::Api;
 
-Json binding(const std::string& name) {
+// A pool naming a backend that does not exist: the pool controller reports it (BackendResolved
+// False/BackendNotFound, phase Error) and needs no store to do so.
+Json orphanPool(const std::string& name, const std::string& total) {
   return Json{{"apiVersion", "worker.gpustack.ai/v1"},
-              {"kind", "KVCachePoolBinding"},
+              {"kind", "KVCachePool"},
               {"metadata", {{"name", name}}},
-              {"spec",
-               {{"poolRef", {{"name", "shared-dram"}}},
-                {"quota", {{"ceiling", "1Gi"}}},
-                {"domain", {{"blockSize", 16}, {"dtype", "fp8"}}}}}};
+              {"spec", {{"backends", {name + "-missing"}}, {"quota", {{"total", total}}}}}};
 }
 
 // One `kvcache operator` process with its log and its probe/metrics addresses.
@@ -126,72 +125,73 @@ std::string holder(const Api& leases) {
   return (*lease)["spec"].value("holderIdentity", std::string());
 }
 
-std::int64_t observedGeneration(const Api& bindings, const std::string& name) {
-  auto b = bindings.get(name);
-  if (!b.ok() || !(*b).contains("status")) {
+std::int64_t observedGeneration(const Api& pools, const std::string& name) {
+  auto p = pools.get(name);
+  if (!p.ok() || !(*p).contains("status")) {
     return 0;
   }
-  return (*b)["status"].value("observedGeneration", std::int64_t{0});
+  return (*p)["status"].value("observedGeneration", std::int64_t{0});
 }
 
-TEST(OperatorIntegrationTest, KeepsObservedGenerationInStepAndTouchesNothingElse) {
+TEST(OperatorIntegrationTest, WritesAStatusOncePerGenerationUnderItsFieldManager) {
   const ClusterEnv env = ClusterEnv::fromEnvironment();
   auto client = adminClient(env);
   ASSERT_NE(client, nullptr);
   TestNamespace ns(client, "opgen");
-  Api bindings(client, kube::resources::kvCachePoolBindings(), ns.name());
-  ASSERT_TRUE(bindings.create(binding("b")).ok());
+  Api pools(client, kube::resources::kvCachePools());
+  const std::string name = uniqueName("opgen");
+  ASSERT_TRUE(pools.create(orphanPool(name, "1Gi")).ok());
+  struct Cleanup {
+    Api pools;
+    std::string name;
+    ~Cleanup() {
+      (void)pools.patch(name, kube::MergePatch{Json{{"metadata", {{"finalizers", nullptr}}}}});
+      (void)pools.remove(name);
+    }
+  } cleanup{pools, name};
 
   Operator op(env, ns.name(), "op-gen");
-  ASSERT_TRUE(waitFor([&] { return observedGeneration(bindings, "b") == 1; },
+  ASSERT_TRUE(waitFor([&] { return observedGeneration(pools, name) == 1; },
                       std::chrono::seconds(60)))
       << op.process().log();
+  auto p = pools.get(name);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ((*p)["status"]["phase"], "Error");
+  EXPECT_EQ((*p)["status"]["conditions"][0]["type"], "BackendResolved");
+  EXPECT_EQ((*p)["status"]["conditions"][0]["reason"], "BackendNotFound");
+  EXPECT_EQ((*p)["status"]["conditions"][0]["observedGeneration"], 1);
 
-  // Another writer owns other status fields.
-  kube::PatchParams writer;
-  writer.field_manager = "kvc-it-status-writer";
-  ASSERT_TRUE(bindings
-                  .patchStatus("b",
-                               kube::MergePatch{Json{{"status",
-                                                      {{"phase", "Ready"},
-                                                       {"phaseMessage", "written by the test"}}}}},
-                               writer)
+  // A spec change is evaluated, and only then marked observed.
+  ASSERT_TRUE(pools.patch(name, kube::MergePatch{Json{{"spec", {{"quota", {{"total", "3Gi"}}}}}}})
                   .ok());
-  ASSERT_TRUE(
-      bindings.patch("b", kube::MergePatch{Json{{"spec", {{"quota", {{"ceiling", "3Gi"}}}}}}})
-          .ok());
-  ASSERT_TRUE(waitFor([&] { return observedGeneration(bindings, "b") == 2; },
+  ASSERT_TRUE(waitFor([&] { return observedGeneration(pools, name) == 2; },
                       std::chrono::seconds(60)));
-  auto b = bindings.get("b");
-  ASSERT_TRUE(b.ok());
-  EXPECT_EQ((*b)["status"]["phase"], "Ready");
-  EXPECT_EQ((*b)["status"]["phaseMessage"], "written by the test");
+  p = pools.get(name);
+  ASSERT_TRUE(p.ok());
   bool found = false;
-  for (const Json& entry : (*b)["metadata"]["managedFields"]) {
-    if (entry["manager"] == runtime::kObservedGenerationManager) {
+  for (const Json& entry : (*p)["metadata"]["managedFields"]) {
+    if (entry["manager"] == "kvcache-operator" && entry.value("subresource", "") == "status") {
       found = true;
-      EXPECT_EQ(entry["operation"], "Apply");
-      EXPECT_EQ(entry["subresource"], "status");
-      EXPECT_EQ(entry["fieldsV1"], Json::parse(R"({"f:status":{"f:observedGeneration":{}}})"));
+      EXPECT_EQ(entry["operation"], "Update");
     }
   }
-  EXPECT_TRUE(found) << (*b)["metadata"]["managedFields"].dump(2);
+  EXPECT_TRUE(found) << (*p)["metadata"]["managedFields"].dump(2);
 
-  // In step, the controller writes nothing more (level-based, no write loop).
-  const std::string version = kube::object::resourceVersion(*b);
+  // In step, the controller writes nothing more (level-based, no write loop), resyncs included.
+  const std::string version = kube::object::resourceVersion(*p);
   std::this_thread::sleep_for(std::chrono::seconds(3));
-  EXPECT_EQ(kube::object::resourceVersion(*bindings.get("b")), version);
+  EXPECT_EQ(kube::object::resourceVersion(*pools.get(name)), version);
 
   EXPECT_EQ(op.health("/healthz").first, 200);
   EXPECT_EQ(op.health("/readyz").first, 200);
   const auto metrics = op.metrics();
   EXPECT_EQ(metrics.first, 200);
   EXPECT_NE(metrics.second.find("controller_runtime_reconcile_total{controller="
-                                "\"binding-observed-generation\",result=\"success\"}"),
+                                "\"kvcachepool\""),
             std::string::npos)
       << metrics.second;
-  EXPECT_NE(metrics.second.find("kvcache_informer_objects{resource=\"kvcachepoolbindings."
-                                "worker.gpustack.ai\"} 1"),
+  EXPECT_NE(metrics.second.find("kvcache_status_writes_total{resource=\"kvcachepools\","
+                                "outcome=\"written\"}"),
             std::string::npos);
 
   // SIGTERM: a clean exit that releases the Lease.

@@ -24,8 +24,8 @@ TEST(Backend, AppliesSchemaDefaults) {
              "capacityPerMember": "8Gi", "nodeSelector": {}}]}}}})"));
   ASSERT_TRUE(backend.ok()) << backend.status().message();
   EXPECT_EQ(backend->spec.type, "Mooncake");
-  EXPECT_EQ(backend->spec.transportProtocol, "Auto");
-  EXPECT_TRUE(backend->spec.multiTenancy);
+  EXPECT_EQ(backend->spec.transport_protocol, "Auto");
+  EXPECT_TRUE(backend->spec.multi_tenancy);
   EXPECT_EQ(offeredTransports(*backend), std::vector<std::string>{"tcp"});
 }
 
@@ -54,7 +54,7 @@ TEST(Binding, DefaultsTheDomainNameAndReadsDeletion) {
   ASSERT_TRUE(binding.ok());
   EXPECT_EQ(binding->spec.domain.name, "default");
   EXPECT_TRUE(binding->metadata.deleting);
-  EXPECT_EQ(binding->spec.poolRef, "shared-dram");
+  EXPECT_EQ(binding->spec.pool_ref, "shared-dram");
 }
 
 TEST(Binding, WrongTypesNameTheirPath) {
@@ -73,7 +73,7 @@ TEST(Pool, ReadsConditionsAndEndpoint) {
   const Condition* ledger = findCondition(pool->status.conditions, "QuotaLedgerAvailable");
   ASSERT_NE(ledger, nullptr);
   EXPECT_EQ(ledger->reason, "MultiTenancyDisabled");
-  EXPECT_EQ(pool->status.clientEndpoint, "b-leader:50051");
+  EXPECT_EQ(pool->status.client_endpoint, "b-leader:50051");
 }
 
 TEST(Settings, ReadsTheCatalogueAndWarnsOnUnknownKeys) {
@@ -81,8 +81,8 @@ TEST(Settings, ReadsTheCatalogueAndWarnsOnUnknownKeys) {
     "model-deployment-kv-cache-dtype-owned": "false", "kv-cache-backend-image": "x:1",
     "typo-setting": "1"}})"));
   ASSERT_TRUE(settings.ok());
-  EXPECT_FALSE(settings->settings.kvCacheDtypeOwned);
-  EXPECT_EQ(settings->settings.kvCacheBackendImage, "x:1");
+  EXPECT_FALSE(settings->settings.kv_cache_dtype_owned);
+  EXPECT_EQ(settings->settings.kv_cache_backend_image, "x:1");
   ASSERT_EQ(settings->warnings.size(), 1u);
 }
 
@@ -97,8 +97,8 @@ TEST(Settings, RefusesAMalformedBooleanNamingTheKey) {
 TEST(Settings, DefaultsWhenAbsent) {
   const auto settings = settingsFromConfigMap(Json::object());
   ASSERT_TRUE(settings.ok());
-  EXPECT_TRUE(settings->settings.kvCacheDtypeOwned);
-  EXPECT_EQ(settings->settings.kvCacheBackendImage, kDefaultBackendImage);
+  EXPECT_TRUE(settings->settings.kv_cache_dtype_owned);
+  EXPECT_EQ(settings->settings.kv_cache_backend_image, kDefaultBackendImage);
 }
 
 }  // namespace

@@ -11,15 +11,15 @@
 namespace kvc::policy {
 namespace {
 
-ClusterSnapshot cluster(const char* ledgerStatus = "True", const char* ledgerReason = "Available") {
+ClusterSnapshot cluster(const char* ledger_status = "True", const char* ledger_reason = "Available") {
   ClusterSnapshot snapshot;
   snapshot.add(*api::backendFromJson(Json::parse(R"({"metadata": {"name": "b"},
     "spec": {"connection": {"managed": {"leader": {}, "members": [{"medium": "DRAM"}]}}}})")));
   Json pool = Json::parse(R"({"metadata": {"name": "p"}, "spec": {"backends": ["b"]},
     "status": {"clientEndpoint": "b-leader.gpustack-system.svc:50051",
                "conditions": [{"type": "QuotaLedgerAvailable"}]}})");
-  pool["status"]["conditions"][0]["status"] = ledgerStatus;
-  pool["status"]["conditions"][0]["reason"] = ledgerReason;
+  pool["status"]["conditions"][0]["status"] = ledger_status;
+  pool["status"]["conditions"][0]["reason"] = ledger_reason;
   snapshot.add(*api::poolFromJson(pool));
   snapshot.add(*api::bindingFromJson(Json::parse(R"({"metadata": {"name": "bind",
     "namespace": "ns"}, "spec": {"poolRef": {"name": "p"}, "quota": {"ceiling": "1Gi"},
@@ -60,11 +60,11 @@ std::set<std::string> changedPaths(const Json& before, const Json& after) {
 }
 
 bool allowedPath(const std::string& path) {
-  static const char* kAllowed[] = {
+  static const char* k_allowed[] = {
       "/spec/containers/0/env", "/spec/containers/0/args", "/spec/containers/0/volumeMounts",
       "/spec/volumes", "/metadata/annotations/kvcache.gpustack.ai~1client-config",
       "/metadata/annotations/kvcache.gpustack.ai~1injected"};
-  for (const char* allowed : kAllowed) {
+  for (const char* allowed : k_allowed) {
     if (path.rfind(allowed, 0) == 0) {
       return true;
     }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "eventually.h"
+
 #include <deque>
 #include <mutex>
 #include <set>
@@ -14,7 +16,9 @@ namespace kvc::runtime {
 namespace {
 
 using std::chrono::milliseconds;
+using std::chrono::minutes;
 using std::chrono::seconds;
+using kvc::testing::eventually;
 
 // Reconciler
 class ScriptedReconciler final : public Reconciler {
@@ -23,9 +27,19 @@ public:
     std::lock_guard<std::mutex> guard(mutex_);
     script_.push_back(std::move(r));
   }
+  void throwNext() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    throw_next_ = true;
+  }
   Result<Action> reconcile(const Request& request, std::stop_token) override {
     std::lock_guard<std::mutex> guard(mutex_);
     seen_.push_back(request.key());
+    if (throw_next_) {
+      throw_next_ = false;
+      // What a decoder mistake looks like: value() of a number as a string throws type_error.
+      const std::string wrong = Json::parse(R"({"a":1})").value("a", std::string());
+      return invalidArgument("not reached: " + wrong);
+    }
     if (script_.empty()) {
       return Action::done();
     }
@@ -42,6 +56,7 @@ private:
   std::mutex mutex_;
   std::deque<Result<Action>> script_;
   std::vector<std::string> seen_;
+  bool throw_next_ = false;
 };
 
 class ControllerTest : public ::testing::Test {
@@ -117,18 +132,38 @@ TEST_F(ControllerTest, ConflictsRetryAlmostAtOnce) {
   EXPECT_EQ(reconciler_->seen().size(), 2U);
 }
 
-TEST_F(ControllerTest, TerminalErrorsWaitForAChange) {
+TEST_F(ControllerTest, TerminalErrorsWaitForAChangeBehindABackstop) {
   reconciler_->push(invalidArgument("spec.poolRef names no pool"));
   reconciler_->push(failedPrecondition("pool not ready"));
   controller_->enqueue(Request{"ns", "b"});
   ASSERT_TRUE(step());
-  clock_.advance(seconds(3600));
-  EXPECT_FALSE(step());  // not requeued
+  EXPECT_EQ(controller_->queue().numRequeues("ns/b"), 0);  // not rate-limited
+  clock_.advance(minutes(5) - milliseconds(1));
+  EXPECT_FALSE(step());  // not retried before the backstop
   controller_->enqueue(Request{"ns", "b"});  // a watch event: the input changed
   ASSERT_TRUE(step());
-  clock_.advance(seconds(3600));
-  EXPECT_FALSE(step());
+  clock_.advance(minutes(5));
+  // The backstop brings the key back even if nothing watched changes (a store that healed).
+  ASSERT_TRUE(eventually([&] { return controller_->queue().len() > 0; }));
+  ASSERT_TRUE(step());
+  EXPECT_EQ(reconciler_->seen().size(), 3U);
   EXPECT_NE(registry_.render().find(R"(result="terminal"} 2)"), std::string::npos);
+}
+
+TEST_F(ControllerTest, AThrowingReconcilerDoesNotKillTheWorker) {
+  // nlohmann's value() throws type_error on a wrong type: that must be one failed pass.
+  reconciler_->throwNext();
+  controller_->start();
+  controller_->enqueue(Request{"ns", "b"});
+  ASSERT_TRUE(eventually([&] {
+    return registry_.render().find(R"(result="panic"} 1)") != std::string::npos;
+  }));
+  // Retried with backoff on the same worker, which lives on.
+  clock_.advance(milliseconds(5));
+  ASSERT_TRUE(eventually([&] { return reconciler_->seen().size() == 2U; }));
+  controller_->enqueue(Request{"ns", "c"});
+  ASSERT_TRUE(eventually([&] { return reconciler_->seen().size() == 3U; }));
+  controller_->stop();
 }
 
 TEST_F(ControllerTest, RequeueNowIsRateLimited) {
@@ -167,11 +202,55 @@ TEST(RequestTest, KeysRoundTrip) {
 
 TEST(MapFuncTest, OwnerReferencesMapToTheControllingOwner) {
   const Json pod = Json::parse(R"({"metadata":{"name":"p","namespace":"n","ownerReferences":[
-      {"kind":"ReplicaSet","name":"rs","controller":true},
-      {"kind":"KVCacheBackend","name":"not-controller"}]}})");
-  EXPECT_EQ(requestForOwner("ReplicaSet")(pod), (std::vector<Request>{{"n", "rs"}}));
-  EXPECT_TRUE(requestForOwner("KVCacheBackend")(pod).empty());
+      {"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","controller":true},
+      {"apiVersion":"worker.gpustack.ai/v1","kind":"KVCacheBackend","name":"not-controller"}]}})");
+  kube::ResourceType replica_sets{"apps", "v1", "ReplicaSet", "replicasets", true};
+  EXPECT_EQ(requestForOwner(replica_sets)(pod), (std::vector<Request>{{"n", "rs"}}));
+  EXPECT_TRUE(requestForOwner(kube::resources::kvCacheBackends())(pod).empty());
   EXPECT_EQ(requestForObject(pod), (std::vector<Request>{{"n", "p"}}));
+}
+
+TEST(MapFuncTest, AClusterScopedOwnerIsKeyedByItsNameAlone) {
+  // A Deployment in gpustack-system owned by a cluster-scoped KVCacheBackend: the request must be
+  // "mooncake-dram", not "gpustack-system/mooncake-dram" (which misses the cache, so the owner
+  // would look deleted).
+  const Json deployment = Json::parse(R"({"metadata":{"name":"mooncake-dram-leader",
+      "namespace":"gpustack-system","ownerReferences":[{"apiVersion":"worker.gpustack.ai/v1",
+      "kind":"KVCacheBackend","name":"mooncake-dram","uid":"u1","controller":true}]}})");
+  const std::vector<Request> requests =
+      requestForOwner(kube::resources::kvCacheBackends())(deployment);
+  ASSERT_EQ(requests, (std::vector<Request>{{"", "mooncake-dram"}}));
+  EXPECT_EQ(requests.front().key(), "mooncake-dram");
+}
+
+TEST(MapFuncTest, AnOwnerOfTheSameKindInAnotherGroupIsNotOurs) {
+  const Json child = Json::parse(R"({"metadata":{"name":"c","namespace":"n","ownerReferences":[
+      {"apiVersion":"example.com/v1","kind":"KVCacheBackend","name":"theirs","controller":true}]}})");
+  EXPECT_TRUE(requestForOwner(kube::resources::kvCacheBackends())(child).empty());
+  // Another version of our group is ours.
+  const Json other_version = Json::parse(R"({"metadata":{"name":"c","namespace":"n",
+      "ownerReferences":[{"apiVersion":"worker.gpustack.ai/v1alpha1","kind":"KVCacheBackend",
+      "name":"ours","controller":true}]}})");
+  EXPECT_EQ(requestForOwner(kube::resources::kvCacheBackends())(other_version),
+            (std::vector<Request>{{"", "ours"}}));
+}
+
+TEST(UpdateFilterTest, StatusOnlyUpdatesAreNotSpecChanges) {
+  const Json old_object = Json::parse(R"({"metadata":{"name":"p","generation":2,
+      "resourceVersion":"5"},"status":{"phase":"Provisioning"}})");
+  Json status_write = old_object;
+  status_write["metadata"]["resourceVersion"] = "6";
+  status_write["status"]["phase"] = "Ready";
+  EXPECT_FALSE(specOrLifecycleChanged(old_object, status_write));
+  Json spec_edit = old_object;
+  spec_edit["metadata"]["generation"] = 3;
+  EXPECT_TRUE(specOrLifecycleChanged(old_object, spec_edit));
+  Json deleting = old_object;
+  deleting["metadata"]["deletionTimestamp"] = "2026-12-01T00:00:00Z";
+  EXPECT_TRUE(specOrLifecycleChanged(old_object, deleting));
+  Json finalized = old_object;
+  finalized["metadata"]["finalizers"] = Json::array({"x"});
+  EXPECT_TRUE(specOrLifecycleChanged(old_object, finalized));
 }
 
 }  // namespace

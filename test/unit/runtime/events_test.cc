@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <mutex>
 
 #include "eventually.h"
@@ -124,6 +125,29 @@ TEST_F(EventsTest, EachObjectHasABurstOf25ThenOnePerFiveMinutes) {
 TEST_F(EventsTest, LongNotesAreCut) {
   recorder_->event(kBinding, EventType::Normal, "Long", "Bind", std::string(5000, 'x'));
   EXPECT_EQ(Json::parse(requests().at(0).body)["note"].get<std::string>().size(), 1024U);
+}
+
+TEST_F(EventsTest, ARecurringWarningIsCreatedAgainAfterAFailedCreate) {
+  // The first create fails (the API server was unavailable). Repeats within the series window
+  // must not be counted onto an Event that never existed: the next one creates it.
+  std::atomic<int> posts{0};
+  server_.setHandler([&](const FakeRequest& r, ResponseWriter& out) {
+    if (r.method == "POST" && posts++ == 0) {
+      out.respond(503, testing::statusBody(503, "ServiceUnavailable", "try again"));
+      return;
+    }
+    out.respond(r.method == "POST" ? 201 : 200, r.body);
+  });
+  recorder_->event(kBinding, EventType::Warning, "LedgerUnreachable", "Reconcile", "down");
+  recorder_->flushForTest();
+  recorder_->event(kBinding, EventType::Warning, "LedgerUnreachable", "Reconcile", "down");
+  const auto r = requests();
+  ASSERT_EQ(r.size(), 2U);
+  EXPECT_EQ(r[0].method, "POST");
+  EXPECT_EQ(r[1].method, "POST");  // a new Event, not a PATCH of the one that failed
+  EXPECT_EQ(Json::parse(r[1].body)["reason"], "LedgerUnreachable");
+  EXPECT_EQ(recorder_->stats().failed, 1U);
+  EXPECT_EQ(recorder_->stats().created, 1U);
 }
 
 }  // namespace

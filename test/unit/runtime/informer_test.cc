@@ -348,5 +348,57 @@ TEST(StoreTest, PackedObjectsRoundTripExactly) {
   EXPECT_EQ(unpackObject(std::make_shared<const std::string>("\xc1")), nullptr);
 }
 
+TEST_F(InformerTest, ADeleteHandsHandlersTheEventsFinalState) {
+  cms_.create(configMap("x", "cached"));
+  std::mutex mutex;
+  std::vector<std::string> seen;
+  Informer informer(client_, options(), clock_);
+  EventHandler h;
+  h.on_delete = [&](const ObjectPtr& o, bool unknown) {
+    std::lock_guard<std::mutex> guard(mutex);
+    seen.push_back((*o)["data"]["key"].get<std::string>() + (unknown ? " unknown" : ""));
+  };
+  informer.addEventHandler(std::move(h));
+  informer.start();
+  ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(5)));
+  ASSERT_TRUE(cms_.waitForOpenWatches(1));
+  // The API server's DELETED event carries the object as it was when it went (say, with its
+  // last finalizer removed), which the cache never saw.
+  Json final_state = configMap("x", "final");
+  cms_.remove("x", final_state);
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> guard(mutex);
+    return !seen.empty();
+  }));
+  std::lock_guard<std::mutex> guard(mutex);
+  EXPECT_EQ(seen, std::vector<std::string>{"final"});
+  EXPECT_EQ(informer.cache().get("a/x"), nullptr);
+}
+
+TEST_F(InformerTest, AThrowingHandlerIsCountedAndTheOthersStillRun) {
+  Recorder rec;
+  Informer informer(client_, options(), clock_);
+  EventHandler throwing;
+  throwing.on_add = [](const ObjectPtr& o, bool) {
+    // A handler reading a field with the wrong type (nlohmann throws type_error).
+    const std::string wrong = (*o)["metadata"].value("labels", std::string());
+    (void)wrong;
+  };
+  informer.addEventHandler(std::move(throwing));
+  informer.addEventHandler(rec.handler());
+  informer.start();
+  ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(5)));
+  ASSERT_TRUE(cms_.waitForOpenWatches(1));
+  cms_.create(configMap("a1"));
+  cms_.create(configMap("a2"));
+  ASSERT_TRUE(eventually([&] { return rec.count("add ") == 2; }));
+  EXPECT_EQ(informer.stats().handler_failures, 2U);
+}
+
+TEST(TransformTest, KeepFieldsNamesWhatItKeeps) {
+  EXPECT_EQ(keepFields({"/spec/nodeName", "/status/phase"}).id, "keep:/spec/nodeName,/status/phase");
+  EXPECT_EQ(stripTransform().id, "strip");
+}
+
 }  // namespace
 }  // namespace kvc::runtime

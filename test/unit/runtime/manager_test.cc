@@ -1,6 +1,7 @@
 // The manager end to end against the fake API server: it takes the Lease, syncs its informer,
-// starts the observedGeneration controller, serves its probes and metrics, and on stop drains
-// the controller and releases the Lease.
+// starts a controller that writes status through the StatusWriter, serves its probes and
+// metrics, and on stop drains the controller and releases the Lease. Also: the client outlives
+// the manager; a second informer registration that wants another cache is refused.
 #include "kvc/runtime/manager.h"
 
 #include <gtest/gtest.h>
@@ -10,7 +11,7 @@
 
 #include "eventually.h"
 #include "fake_apiserver.h"
-#include "kvc/runtime/observed_generation.h"
+#include "kvc/runtime/status_writer.h"
 
 namespace kvc::runtime {
 namespace {
@@ -21,6 +22,29 @@ using testing::FakeResourceServer;
 using testing::ResponseWriter;
 
 using testing::eventually;
+
+// Marks every Binding seen: the smallest status writer (status.phase, and the observedGeneration
+// the StatusWriter stamps).
+class SeenReconciler final : public Reconciler {
+public:
+  SeenReconciler(kube::ClientPtr client, const Cache& cache)
+      : writer_(std::move(client), kube::resources::kvCachePoolBindings()), cache_(cache) {}
+  Result<Action> reconcile(const Request& request, std::stop_token stop) override {
+    ObjectPtr object = cache_.get(request.key());
+    if (!object) {
+      return Action::done();
+    }
+    Json status = (*object).value("status", Json::object());
+    status["phase"] = "Seen";
+    KVC_ASSIGN_OR_RETURN(StatusWrite written, writer_.write(*object, std::move(status), stop));
+    (void)written;
+    return Action::done();
+  }
+
+private:
+  StatusWriter writer_;
+  const Cache& cache_;
+};
 
 // Leases in one namespace with optimistic concurrency, as the API server keeps them.
 class FakeLeases {
@@ -98,11 +122,10 @@ TEST(ManagerTest, LeadsRunsTheControllerServesProbesAndReleasesOnStop) {
   server.setHandler([&](const FakeRequest& r, ResponseWriter& out) {
     if (r.path.find("/leases") != std::string::npos) {
       leases.handle(r, out);
-    } else if (r.method == "PATCH" && r.path.ends_with("/status")) {
+    } else if (r.method == "PUT" && r.path.ends_with("/status")) {
       std::lock_guard<std::mutex> guard(mutex);
       status_patches.push_back(Json::parse(r.body));
-      EXPECT_EQ(r.headers.at("content-type"), "application/apply-patch+yaml");
-      EXPECT_EQ(r.param("fieldManager"), "kvcache-operator-observed-generation");
+      EXPECT_EQ(r.param("fieldManager"), "kvcache-operator");
       out.respond(200, r.body);
     } else {
       bindings.handle(r, out);
@@ -111,7 +134,7 @@ TEST(ManagerTest, LeadsRunsTheControllerServesProbesAndReleasesOnStop) {
   bindings.create(Json::parse(R"({"metadata":{"name":"b","namespace":"team-a","generation":2},
       "spec":{"poolRef":"p"},"status":{"phase":"Bound"}})"));
   bindings.create(Json::parse(R"({"metadata":{"name":"steady","namespace":"team-a",
-      "generation":1},"status":{"observedGeneration":1}})"));
+      "generation":1},"status":{"observedGeneration":1,"phase":"Seen"}})"));
 
   auto client = *kube::Client::create(server.config());
   ManagerOptions options;
@@ -126,14 +149,12 @@ TEST(ManagerTest, LeadsRunsTheControllerServesProbesAndReleasesOnStop) {
   Manager& manager = **created;
   InformerOptions io;
   io.resource = kube::resources::kvCachePoolBindings();
-  InformerPtr informer = manager.informerFor(io);
+  InformerPtr informer = *manager.informerFor(io);
   ControllerOptions co;
-  co.name = "observed-generation";
+  co.name = "seen";
   co.metrics = &manager.metrics();
   auto controller = std::make_shared<Controller>(
-      std::move(co), std::make_shared<ObservedGenerationReconciler>(
-                         kube::Api(client, kube::resources::kvCachePoolBindings()),
-                         informer->cache()));
+      std::move(co), std::make_shared<SeenReconciler>(client, informer->cache()));
   controller->watch(*informer);
   manager.addController(controller);
 
@@ -149,9 +170,9 @@ TEST(ManagerTest, LeadsRunsTheControllerServesProbesAndReleasesOnStop) {
   {
     std::lock_guard<std::mutex> guard(mutex);
     ASSERT_EQ(status_patches.size(), 1U);  // "steady" is already in step: no write
-    EXPECT_EQ(status_patches[0], Json::parse(R"({"apiVersion":"worker.gpustack.ai/v1",
-        "kind":"KVCachePoolBinding","metadata":{"name":"b","namespace":"team-a"},
-        "status":{"observedGeneration":2}})"));
+    EXPECT_EQ(status_patches[0]["metadata"]["name"], "b");
+    EXPECT_EQ(status_patches[0]["status"],
+              Json::parse(R"({"phase":"Seen","observedGeneration":2})"));
   }
   EXPECT_EQ(get(manager.healthAddress(), "/healthz").first, 200);
   EXPECT_EQ(get(manager.healthAddress(), "/readyz").first, 200);
@@ -160,7 +181,7 @@ TEST(ManagerTest, LeadsRunsTheControllerServesProbesAndReleasesOnStop) {
   EXPECT_NE(metrics.second.find("leader_election_master_status{name=\"kvcache-operator\"} 1"),
             std::string::npos)
       << metrics.second;
-  EXPECT_NE(metrics.second.find("workqueue_depth{name=\"observed-generation\"}"),
+  EXPECT_NE(metrics.second.find("workqueue_depth{name=\"seen\"}"),
             std::string::npos);
   EXPECT_NE(metrics.second.find("rest_client_requests_total{code=\"201\",method=\"POST\","
                                 "resource=\"leases\"}"),
@@ -183,13 +204,64 @@ TEST(ManagerTest, RefusesBadLeaseTiming) {
             StatusCode::InvalidArgument);
 }
 
-TEST(ObservedGenerationTest, TheIntentCarriesOnlyIdentityAndTheOneField) {
-  const Json binding = Json::parse(R"({"apiVersion":"worker.gpustack.ai/v1",
-      "kind":"KVCachePoolBinding","metadata":{"name":"b","namespace":"n","generation":5,
-      "labels":{"x":"y"}},"spec":{"poolRef":"p"},"status":{"phase":"Bound"}})");
-  EXPECT_EQ(observedGenerationIntent(binding), Json::parse(R"({"apiVersion":
-      "worker.gpustack.ai/v1","kind":"KVCachePoolBinding","metadata":{"name":"b",
-      "namespace":"n"},"status":{"observedGeneration":5}})"));
+TEST(ManagerTest, TheClientOutlivesTheManagerAndItsMetrics) {
+  // The manager installs a metrics observer on the shared client; the client lives on (the
+  // webhooks' view holds it). A request after the manager is gone must not touch its registry
+  // (a use-after-free under ASan before the fix).
+  FakeApiServer server;
+  server.setHandler([](const FakeRequest&, ResponseWriter& out) { out.respond(200, "{}"); });
+  auto client = *kube::Client::create(server.config());
+  {
+    ManagerOptions options;
+    options.leader_elect = false;
+    options.health_address = "0";
+    options.metrics_address = "0";
+    auto manager = Manager::create(client, options);
+    ASSERT_TRUE(manager.ok());
+    kube::Api api(client, kube::resources::configMaps(), "a");
+    ASSERT_TRUE(api.getOptional("x").ok());
+    EXPECT_NE((*manager)->metrics().render().find("rest_client_requests_total"),
+              std::string::npos);
+  }
+  kube::Api api(client, kube::resources::configMaps(), "a");
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      for (int k = 0; k < 20; ++k) {
+        (void)api.getOptional("x");
+      }
+    });
+  }
+  for (std::thread& t : threads) {
+    t.join();
+  }
+  EXPECT_GE(server.requestCount(), 81U);
+}
+
+TEST(ManagerTest, ASecondRegistrationOfAnInformerWithAnotherCacheIsRefused) {
+  FakeApiServer server;
+  ManagerOptions options;
+  options.leader_elect = false;
+  auto manager = Manager::create(*kube::Client::create(server.config()), options);
+  ASSERT_TRUE(manager.ok());
+  InformerOptions pods;
+  pods.resource = kube::resources::pods();
+  pods.label_selector = "kvcache.gpustack.ai/inject=true";
+  pods.transform = keepFields({"/status/phase"});
+  auto first = (*manager)->informerFor(pods);
+  ASSERT_TRUE(first.ok());
+  auto same = (*manager)->informerFor(pods);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(*same, *first);  // shared
+  InformerOptions other = pods;
+  other.transform = stripTransform();
+  auto refused = (*manager)->informerFor(other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::InvalidArgument);
+  EXPECT_NE(refused.status().message().find("keep:/status/phase"), std::string::npos);
+  other = pods;
+  other.resync_period = std::chrono::seconds(30);
+  EXPECT_FALSE((*manager)->informerFor(other).ok());
 }
 
 }  // namespace

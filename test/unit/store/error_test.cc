@@ -22,6 +22,17 @@ TEST(StoreErrorTest, CodesSayWhatToDoNext) {
   EXPECT_EQ(storeErrorKindName(StoreErrorKind::PersistFailed), "PersistFailed");
 }
 
+TEST(StoreErrorTest, ErrorsThatHealWithoutAWatchEventAreRetriedWithBackoff) {
+  // A 500 PERSISTENT_FAIL (the policy directory becomes writable), TENANT_NOT_EMPTY (the
+  // tenant's objects expire) and a route not served (the master is upgraded) change nothing a
+  // controller watches, so they must not be terminal: Unavailable is retried with backoff.
+  for (StoreErrorKind kind : {StoreErrorKind::PersistFailed, StoreErrorKind::TenantNotEmpty,
+                              StoreErrorKind::RouteNotServed}) {
+    EXPECT_EQ(StoreError(kind, "x").statusCode(), StatusCode::Unavailable)
+        << storeErrorKindName(kind);
+  }
+}
+
 TEST(StoreResultTest, WorksWithTheStatusMacros) {
   auto twice = [](StoreResult<int> in) -> Result<int> {
     KVC_ASSIGN_OR_RETURN(int value, std::move(in));

@@ -18,10 +18,10 @@ TEST(Decode, ReadsTheRequest) {
   EXPECT_EQ(request->kind, "Pod");
   EXPECT_EQ(request->resource, "pods");
   EXPECT_EQ(request->operation, "CREATE");
-  EXPECT_EQ(request->ns, "team-a");
-  EXPECT_TRUE(request->dryRun);
+  EXPECT_EQ(request->namespace_name, "team-a");
+  EXPECT_TRUE(request->dry_run);
   EXPECT_EQ(request->object["metadata"]["name"], "x");
-  EXPECT_TRUE(request->oldObject.is_null());
+  EXPECT_TRUE(request->old_object.is_null());
 }
 
 TEST(Decode, RefusesWhatIsNotAReview) {
@@ -55,7 +55,7 @@ TEST(Encode, OmitsAnEmptyPatch) {
 
 TEST(Encode, DeniesWithStatusAndCauses) {
   AdmissionResponse response = deny("u-2", 422, "Invalid", "Pod \"x\" is invalid");
-  response.causes.push_back({"FieldValueForbidden", "metadata.labels[a]", "no"});
+  response.causes.push_back({"FieldValueForbidden", "no", "metadata.labels[a]"});
   const Json review = Json::parse(encodeAdmissionReview(response));
   const Json& status = review["response"]["status"];
   EXPECT_EQ(review["response"]["allowed"], false);

@@ -27,7 +27,7 @@ AdmissionRequest create(Json pod) {
   request.kind = "Pod";
   request.resource = "pods";
   request.operation = "CREATE";
-  request.ns = "ns";
+  request.namespace_name = "ns";
   request.object = std::move(pod);
   return request;
 }
@@ -114,9 +114,9 @@ TEST(ValidatePodUpdate, RefusesAFreezeViolationWithOneCausePerField) {
   AdmissionRequest request = create(Json());
   request.operation = "UPDATE";
   request.name = "x";
-  request.oldObject = pod("vllm");
-  request.oldObject["metadata"]["annotations"]["kvcache.gpustack.ai/injected"] = "{}";
-  request.object = request.oldObject;
+  request.old_object = pod("vllm");
+  request.old_object["metadata"]["annotations"]["kvcache.gpustack.ai/injected"] = "{}";
+  request.object = request.old_object;
   request.object["metadata"]["labels"]["kvcache.gpustack.ai/inject"] = "false";
   request.object["metadata"]["annotations"].erase("kvcache.gpustack.ai/injected");
   const AdmissionResponse response = validatePodUpdate(request);
@@ -128,10 +128,10 @@ TEST(ValidatePodUpdate, RefusesAFreezeViolationWithOneCausePerField) {
 TEST(ValidatePodUpdate, AdmitsStatusUpdatesAndOtherEdits) {
   AdmissionRequest request = create(pod("vllm"));
   request.operation = "UPDATE";
-  request.oldObject = request.object;
+  request.old_object = request.object;
   request.object["metadata"]["finalizers"] = Json::array();
   EXPECT_TRUE(validatePodUpdate(request).allowed);
-  request.subResource = "status";
+  request.sub_resource = "status";
   request.object["metadata"]["labels"] = Json::object();
   EXPECT_TRUE(validatePodUpdate(request).allowed);
 }

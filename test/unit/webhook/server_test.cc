@@ -42,7 +42,7 @@ size_t collect(char* data, size_t size, size_t count, void* out) {
 struct Reply {
   CURLcode result = CURLE_OK;
   long status = 0;
-  long newConnections = 0;
+  long new_connections = 0;
   std::string body;
 };
 
@@ -54,10 +54,10 @@ public:
   Client& operator=(const Client&) = delete;
 
   Reply call(const std::string& url, const fs::path& ca, const std::string& body = {},
-             const std::string& contentType = "application/json") {
+             const std::string& content_type = "application/json") {
     Reply reply;
     curl_slist* headers = nullptr;
-    headers = curl_slist_append(headers, ("Content-Type: " + contentType).c_str());
+    headers = curl_slist_append(headers, ("Content-Type: " + content_type).c_str());
     curl_easy_setopt(curl_, CURLOPT_URL, url.c_str());
     curl_easy_setopt(curl_, CURLOPT_CAINFO, ca.c_str());
     curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers);
@@ -71,7 +71,7 @@ public:
     }
     reply.result = curl_easy_perform(curl_);
     curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &reply.status);
-    curl_easy_getinfo(curl_, CURLINFO_NUM_CONNECTS, &reply.newConnections);
+    curl_easy_getinfo(curl_, CURLINFO_NUM_CONNECTS, &reply.new_connections);
     curl_slist_free_all(headers);
     return reply;
   }
@@ -153,9 +153,9 @@ TEST_F(ServerTest, RefusesWrongContentTypeBadBodiesAndOversizedBodies) {
 TEST_F(ServerTest, KeepsConnectionsAlive) {
   Client client;
   const std::string url = base_ + std::string(kMutatePodPath);
-  EXPECT_EQ(client.call(url, dir_ / "first.crt", kReview).newConnections, 1);
-  EXPECT_EQ(client.call(url, dir_ / "first.crt", kReview).newConnections, 0);
-  EXPECT_EQ(client.call(url, dir_ / "first.crt", kReview).newConnections, 0);
+  EXPECT_EQ(client.call(url, dir_ / "first.crt", kReview).new_connections, 1);
+  EXPECT_EQ(client.call(url, dir_ / "first.crt", kReview).new_connections, 0);
+  EXPECT_EQ(client.call(url, dir_ / "first.crt", kReview).new_connections, 0);
 }
 
 TEST_F(ServerTest, PicksUpARotatedCertificateWithoutDroppingConnections) {
@@ -183,7 +183,7 @@ TEST_F(ServerTest, PicksUpARotatedCertificateWithoutDroppingConnections) {
   // The connection accepted before the rotation is still served, without reconnecting.
   const Reply again = established.call(url, dir_ / "first.crt", kReview);
   EXPECT_EQ(again.status, 200);
-  EXPECT_EQ(again.newConnections, 0);
+  EXPECT_EQ(again.new_connections, 0);
   EXPECT_NE(
       metrics_.render().find("kvcache_webhook_certificate_reloads_total{result=\"success\"} 1"),
       std::string::npos)

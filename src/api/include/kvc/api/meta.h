@@ -1,5 +1,5 @@
 #pragma once
-// Object metadata and conditions, shared by every kind we read.
+// Object metadata, shared by every kind we read (conditions: condition.h).
 
 #include <cstdint>
 #include <map>
@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kvc/api/reference.h"
 #include "kvc/common/json.h"
 #include "kvc/common/status.h"
 
@@ -18,30 +19,24 @@ inline constexpr std::string_view kApiVersion = "worker.gpustack.ai/v1";
 
 struct ObjectMeta {
   std::string name;
-  std::string namespace_;
+  std::string namespace_name;
   std::string uid;
-  std::string resourceVersion;
+  std::string resource_version;
   std::int64_t generation = 0;
-  bool deleting = false;  // metadata.deletionTimestamp is set
+  std::string creation_timestamp;  // RFC 3339
+  std::string deletion_timestamp;  // RFC 3339; "" while the object is live
+  bool deleting = false;           // deletion_timestamp is set
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
+  std::vector<std::string> finalizers;
+  std::vector<OwnerReference> owner_references;
 };
 
-struct Condition {
-  std::string type;
-  std::string status;  // "True" | "False" | "Unknown"
-  std::string reason;
-  std::string message;
-  std::string lastTransitionTime;
-  std::int64_t observedGeneration = 0;
-};
-
-// The condition of that type, or nullptr when the object does not report it.
-const Condition* findCondition(const std::vector<Condition>& conditions, std::string_view type);
-
-// Decoders. `path` prefixes field names in errors ("status.conditions[2].type").
+// Decoder. `path` prefixes field names in errors ("metadata.labels[\"x\"]").
 Result<ObjectMeta> objectMetaFromJson(const Json& metadata, std::string_view path);
-Result<std::vector<Condition>> conditionsFromJson(const Json& conditions, std::string_view path);
+
+// True when `meta` carries the finalizer.
+bool hasFinalizer(const ObjectMeta& meta, std::string_view finalizer);
 
 // "Kind namespace/name" or "Kind name", for messages.
 std::string describeObject(const Json& object);

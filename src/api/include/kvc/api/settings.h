@@ -24,12 +24,12 @@ inline constexpr std::string_view kDefaultBackendImage =
     "gpustack/mirrored-mooncake:0.3.13.post1-cpu";
 
 struct Settings {
-  std::string kvCacheBackendImage = std::string(kDefaultBackendImage);
+  std::string kv_cache_backend_image = std::string(kDefaultBackendImage);
   // Render the Binding's dtype as --kv-cache-dtype and refuse the user's own flag.
-  bool kvCacheDtypeOwned = true;
-  std::string imagePullSecrets;
-  std::string imagePullPolicy = "IfNotPresent";
-  bool tcpTwReuse = false;
+  bool kv_cache_dtype_owned = true;
+  std::string image_pull_secrets;
+  std::string image_pull_policy = "IfNotPresent";
+  bool tcp_tw_reuse = false;
 };
 
 struct SettingsDecode {
@@ -39,6 +39,6 @@ struct SettingsDecode {
 
 // Reads the ConfigMap's `data`. A key outside the catalogue is a warning; a malformed value
 // (a boolean Setting that is not "true" or "false") is InvalidArgument naming the key.
-Result<SettingsDecode> settingsFromConfigMap(const Json& configMap);
+Result<SettingsDecode> settingsFromConfigMap(const Json& config_map);
 
 }  // namespace kvc::api

@@ -14,10 +14,10 @@ const std::vector<std::string_view>& transportProtocols();
 
 // "Auto"/"TCP" -> "tcp", "RDMA" -> "rdma", "EFA" -> "efa", "CANN" -> "ascend", "ROCM" -> "hip",
 // "MUSA" -> "musa", "MACA" -> "maca"; nullopt for a value outside the enum.
-std::optional<std::string> artifactProtocol(std::string_view apiProtocol);
+std::optional<std::string> artifactProtocol(std::string_view api_protocol);
 
 // The API value that yields an artifact spelling ("ascend" -> "CANN"), for messages that tell the
 // user what to set.
-std::optional<std::string> apiProtocolFor(std::string_view artifactProtocol);
+std::optional<std::string> apiProtocolFor(std::string_view artifact_protocol);
 
 }  // namespace kvc::api

@@ -13,4 +13,12 @@ namespace kvc {
 // safe to put into JSON (a condition, an Event).
 std::string excerpt(std::string_view body, std::size_t max_runes = 512);
 
+// The text cut to at most `max_runes` UTF-8 characters, `marker` appended when something was cut
+// (the marker counts against the budget). Never splits a character.
+std::string truncateRunes(std::string_view text, std::size_t max_runes, std::string_view marker);
+// The text cut to at most `max_bytes` bytes, `marker` included, on a character boundary.
+std::string truncateBytes(std::string_view text, std::size_t max_bytes, std::string_view marker);
+// The number of UTF-8 characters in `text` (a stray byte counts as one).
+std::size_t runeCount(std::string_view text);
+
 }  // namespace kvc

@@ -7,6 +7,7 @@
 // from these values. Every call is blocking and may be made from any thread; every call takes
 // an optional stop_token that ends it early with ErrorReason::Cancelled.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -88,8 +89,10 @@ public:
 
   const Config& config() const { return config_; }
 
-  // Installs a hook called after every exchange. Set it before the client is shared.
-  void setObserver(RequestObserver observer) { observer_ = std::move(observer); }
+  // Installs (or, with nullptr, removes) the hook called after every exchange. Safe while other
+  // threads send: a call in flight finishes with the observer it started with. Whoever installs
+  // an observer that refers to state it owns must remove it before that state goes.
+  void setObserver(RequestObserver observer);
 
   // Sends a built request; a non-2xx answer becomes its ApiError. `resource` labels metrics.
   ApiResult<HttpResponse> send(const HttpRequest& request, std::string_view resource = {},
@@ -111,7 +114,7 @@ private:
 
   Config config_;
   std::shared_ptr<Transport> transport_;
-  RequestObserver observer_;
+  std::atomic<std::shared_ptr<const RequestObserver>> observer_;
 };
 
 using ClientPtr = std::shared_ptr<Client>;

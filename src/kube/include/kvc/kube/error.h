@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "kvc/api/status_cause.h"
 #include "kvc/common/json.h"
 #include "kvc/common/status.h"
 #include "kvc/common/typed_result.h"
@@ -65,13 +66,7 @@ enum class ErrorReason {
 std::string_view errorReasonName(ErrorReason reason);
 
 // One entry of Status.details.causes (field errors of an Invalid answer, SSA conflicts).
-struct StatusCause {
-  std::string reason;  // "FieldValueRequired", "FieldManagerConflict", ...
-  std::string message;
-  std::string field;  // "spec.poolRef"
-
-  friend bool operator==(const StatusCause&, const StatusCause&) = default;
-};
+using StatusCause = api::StatusCause;
 
 class ApiError {
 public:

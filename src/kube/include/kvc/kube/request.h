@@ -43,7 +43,7 @@ public:
   RequestBuilder(ResourceType resource, std::string namespace_name = "");
 
   const ResourceType& resource() const { return resource_; }
-  const std::string& namespaceName() const { return namespace_; }
+  const std::string& namespaceName() const { return namespace_name_; }
 
   // "/apis/apps/v1/namespaces/a/deployments" (or without the namespace segment).
   std::string collectionPath() const;
@@ -75,7 +75,7 @@ private:
   Status checkNamespace(bool for_object) const;
 
   ResourceType resource_;
-  std::string namespace_;
+  std::string namespace_name_;
 };
 
 }  // namespace kvc::kube

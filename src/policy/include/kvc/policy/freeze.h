@@ -22,10 +22,10 @@ struct FreezeViolation {
 
 // Every violation of the freeze by the update old -> new; empty when it is admitted. Pods
 // neither old nor new opted in are admitted whatever they carry.
-std::vector<FreezeViolation> checkFreeze(const Json& oldPod, const Json& newPod);
+std::vector<FreezeViolation> checkFreeze(const Json& old_pod, const Json& new_pod);
 
 // One message for all violations, in the API's Invalid form:
 // `Pod "x" is invalid: [field: Forbidden: message, …]`.
-std::string freezeMessage(std::string_view podName, const std::vector<FreezeViolation>& violations);
+std::string freezeMessage(std::string_view pod_name, const std::vector<FreezeViolation>& violations);
 
 }  // namespace kvc::policy

@@ -38,11 +38,11 @@ struct InjectionSummary {
   Role role = Role::None;
   Resolution resolution;
   ClientRender render;
-  std::vector<std::string> overwrittenEnv;  // names that replaced the container's own entries
-  std::vector<std::string> keptEnv;         // observability toggles the container already set
-  bool hierarchicalCacheKept = false;       // SGLang: the container already named the switch
-  std::string launchProgram;
-  bool launchArgsForwarded = false;
+  std::vector<std::string> overwritten_env;  // names that replaced the container's own entries
+  std::vector<std::string> kept_env;         // observability toggles the container already set
+  bool hierarchical_cache_kept = false;       // SGLang: the container already named the switch
+  std::string launch_program;
+  bool launch_args_forwarded = false;
   std::string record;  // the kvcache.gpustack.ai/injected annotation
 };
 

@@ -21,7 +21,7 @@ namespace kvc::policy {
 struct EnvVar {
   std::string name;
   std::string value;
-  std::string fieldPath;  // when set, the value comes from this fieldRef instead
+  std::string field_path;  // when set, the value comes from this fieldRef instead
 
   Json toJson() const;
 };
@@ -29,15 +29,15 @@ struct EnvVar {
 struct ClientRender {
   std::string_view vehicle;         // "file" | "environment"
   std::vector<EnvVar> env;          // written over any same-named entry, in place
-  std::vector<EnvVar> envDefaults;  // written only where the container does not set them
+  std::vector<EnvVar> env_defaults;  // written only where the container does not set them
   std::vector<std::string> args;    // appended after the container's own args
-  std::optional<std::string> clientConfig;  // the projected file's JSON (vLLM family)
+  std::optional<std::string> client_config;  // the projected file's JSON (vLLM family)
 };
 
 // `hierarchicalCacheNamed`: the container's own arguments already name
 // --enable-hierarchical-cache (SGLang), so the switch is not appended again.
 ClientRender renderClient(Engine engine, Role role, const Resolution& resolution,
-                          const api::Settings& settings, bool hierarchicalCacheNamed);
+                          const api::Settings& settings, bool hierarchical_cache_named);
 
 // The compact JSON of the vLLM file vehicle, keys in the contract's order.
 std::string renderClientConfigJson(const Resolution& resolution);

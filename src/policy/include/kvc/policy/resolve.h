@@ -21,17 +21,17 @@ struct Resolution {
   std::string binding;        // the Binding's name
   std::string pool;
   std::string backend;
-  std::string masterAddress;  // the pool's status.clientEndpoint
+  std::string master_address;  // the pool's status.clientEndpoint
   std::string protocol;       // artifact spelling of the matched group's transport
   api::ReuseDomain domain;    // the Binding's reuse domain, recorded either way
-  bool tenantInjected = false;  // false when the store is declared single-tenant
+  bool tenant_injected = false;  // false when the store is declared single-tenant
 };
 
 // A Resolution, a Refusal, or — when the cluster could not be read — an error Status, which the
 // caller reports as an infrastructure failure and never as "does not exist".
 using ResolveOutcome = std::variant<Resolution, Refusal, Status>;
 
-ResolveOutcome resolveBinding(std::string_view ns, std::string_view bindingName, Engine engine,
+ResolveOutcome resolveBinding(std::string_view ns, std::string_view binding_name, Engine engine,
                               const ClusterView& cluster);
 
 }  // namespace kvc::policy

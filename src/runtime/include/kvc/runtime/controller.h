@@ -9,13 +9,19 @@
 //   result                                   queue
 //   Action::done()                           forget (backoff starts over)
 //   Action::requeueAfter(d)                  forget, then addAfter(d)
-//   Action::requeue()                        addRateLimited (per-item backoff + bucket)
+//   Action::requeueNow()                     addRateLimited (per-item backoff + bucket)
 //   error Unavailable, DeadlineExceeded,     addRateLimited: exponential 5 ms .. 1000 s per key,
 //         ResourceExhausted, Internal, ...   overall 10 qps / burst 100
 //   error Aborted (a Conflict)               addRateLimited: the first retries come after 5, 10,
 //                                            20 ms, i.e. at once with a fresh read from the cache
-//   error InvalidArgument,                   terminal: forget, no requeue; the reconciler has
-//         FailedPrecondition                 written a condition and waits for a change
+//   error InvalidArgument,                   terminal: forget, then addAfter(terminal_requeue_after)
+//         FailedPrecondition                 (5 min by default) as a backstop — the reconciler
+//                                            wrote a condition and waits for a change, but a
+//                                            change nobody watches (a store that healed, an
+//                                            object outside the cache) is still picked up
+//   an exception out of the reconciler       caught at the worker (nlohmann's value() throws on a
+//                                            wrong type): logged, counted as result "panic",
+//                                            addRateLimited; the worker lives on
 //
 // Workers never process one key concurrently (the queue's contract), so a reconciler needs no
 // per-object locking.
@@ -32,6 +38,7 @@
 
 #include "kvc/common/clock.h"
 #include "kvc/common/status.h"
+#include "kvc/kube/resource.h"
 #include "kvc/runtime/informer.h"
 #include "kvc/runtime/metrics.h"
 #include "kvc/runtime/rate_limiter.h"
@@ -68,17 +75,31 @@ public:
 
 // Maps an object seen by an informer to the requests it should trigger.
 using MapFunc = std::function<std::vector<Request>(const Json& object)>;
+// Decides whether an update (old -> new) is worth a reconcile (controller-runtime's
+// predicates); adds, deletes and resyncs always are.
+using UpdateFilter = std::function<bool(const Json& old_object, const Json& new_object)>;
 
 // The object itself.
 std::vector<Request> requestForObject(const Json& object);
-// The controller owner named in metadata.ownerReferences, when it is of `kind`.
-MapFunc requestForOwner(std::string owner_kind);
+// The controller owner named in metadata.ownerReferences, when it is of `owner`'s group and
+// kind. The request carries the owner's own scope: a cluster-scoped owner is keyed by name alone,
+// whatever namespace the child lives in; a namespaced owner lives in the child's namespace (an
+// owner reference cannot cross namespaces).
+MapFunc requestForOwner(const kube::ResourceType& owner);
+
+// Updates that moved metadata.generation, metadata.deletionTimestamp, metadata.finalizers or
+// metadata.labels: what a spec-driven controller reacts to, skipping its own status writes.
+bool specOrLifecycleChanged(const Json& old_object, const Json& new_object);
+// The resync (old == new) and any change of resourceVersion.
+bool anyChange(const Json& old_object, const Json& new_object);
 
 struct ControllerOptions {
   std::string name;
   int workers = 1;
   std::unique_ptr<RateLimiter> rate_limiter;  // default: defaultControllerRateLimiter
   Registry* metrics = nullptr;                // optional
+  // The backstop after a terminal error (InvalidArgument, FailedPrecondition).
+  Clock::Duration terminal_requeue_after = std::chrono::minutes(5);
 };
 
 class Controller {
@@ -92,9 +113,9 @@ public:
 
   const std::string& name() const { return name_; }
 
-  // Enqueues requests for every add, update and delete the informer reports. Call before the
-  // informer starts.
-  void watch(Informer& informer, MapFunc map = &requestForObject);
+  // Enqueues requests for every add, update and delete the informer reports (updates only when
+  // `filter` says so). Call before the informer starts.
+  void watch(Informer& informer, MapFunc map = &requestForObject, UpdateFilter filter = nullptr);
   void enqueue(const Request& request);
   void enqueueAfter(const Request& request, Clock::Duration delay);
 
@@ -111,6 +132,7 @@ public:
 
 private:
   void handle(const std::string& key);
+  void count(Counter* counter) const;
 
   std::string name_;
   std::shared_ptr<Reconciler> reconciler_;
@@ -126,6 +148,8 @@ private:
   Counter* reconcile_requeue_ = nullptr;
   Counter* reconcile_requeue_after_ = nullptr;
   Counter* reconcile_terminal_ = nullptr;
+  Counter* reconcile_panic_ = nullptr;
+  Clock::Duration terminal_requeue_after_;
   Histogram* reconcile_time_ = nullptr;
   Registry* registry_ = nullptr;
   int collector_id_ = 0;

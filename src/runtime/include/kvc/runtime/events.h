@@ -75,7 +75,9 @@ public:
 private:
   struct Series {
     std::string namespace_name;
-    std::string event_name;  // known once created
+    // Chosen when the first occurrence is recorded (the object's name and a time suffix), so
+    // it is known before the create is sent; a create that fails drops the series.
+    std::string event_name;
     std::int64_t count = 1;
     std::int64_t flushed_count = 1;
     Clock::TimePoint last_seen{};

@@ -15,7 +15,9 @@
 //      update(old == new), so level-based controllers revisit everything.
 //
 // Handlers run on the dispatcher thread, one notification at a time, in order; they must be
-// quick (enqueue a key). Register handlers and indexes before start().
+// quick (enqueue a key). Register handlers and indexes before start(). A handler that throws is
+// logged and counted (InformerStats::handler_failures); the others still run and the informer
+// goes on.
 //
 // The transform runs on every object before it is cached: by default it drops
 // metadata.managedFields and the kubectl last-applied annotation (stripForCache); a projection
@@ -45,22 +47,35 @@ struct EventHandler {
   // `in_initial_list`: the object came from the first list (informer not yet synced).
   std::function<void(const ObjectPtr& object, bool in_initial_list)> on_add;
   std::function<void(const ObjectPtr& old_object, const ObjectPtr& new_object)> on_update;
-  // `final_state_unknown`: the deletion was inferred from a relist, so `object` is the last
-  // state the cache had, not the state at deletion (client-go's DeletedFinalStateUnknown).
+  // `object` is the object's final state as the watch's DELETED event carried it (transformed
+  // like every cached object). `final_state_unknown`: the deletion was inferred from a relist,
+  // so `object` is the last state the cache had (client-go's DeletedFinalStateUnknown).
   std::function<void(const ObjectPtr& object, bool final_state_unknown)> on_delete;
 };
 
-// Edits an object in place before it is cached.
-using Transform = std::function<void(Json& object)>;
+// Edits an object in place before it is cached. `id` says what it keeps, so that two requests
+// for one shared informer can be told apart when they want different caches.
+struct Transform {
+  std::string id;
+  std::function<void(Json& object)> apply;
+
+  void operator()(Json& object) const {
+    if (apply) {
+      apply(object);
+    }
+  }
+};
 
 // Drops metadata.managedFields and the kubectl.kubernetes.io/last-applied-configuration
 // annotation.
 void stripForCache(Json& object);
+// stripForCache as a Transform (id "strip"): the default.
+Transform stripTransform();
 
 // A transform that keeps only the given JSON pointers ("/spec/nodeName", "/status/phase") plus
 // apiVersion, kind and the identity fields of metadata (name, namespace, uid,
-// resourceVersion, generation, deletionTimestamp), after stripForCache. A pointer to an object
-// keeps the whole subtree.
+// resourceVersion, generation, deletionTimestamp, labels, ownerReferences, finalizers), after
+// stripForCache. A pointer to an object keeps the whole subtree. Its id lists the pointers.
 Transform keepFields(std::vector<std::string> json_pointers);
 
 struct InformerOptions {
@@ -69,7 +84,7 @@ struct InformerOptions {
   std::string label_selector;
   std::string field_selector;
   Clock::Duration resync_period{0};  // 0 = never
-  Transform transform = &stripForCache;
+  Transform transform = stripTransform();
   std::int64_t page_size = 500;
   // Each watch asks the server to end it after a random time in [min, 2*min) (client-go).
   std::chrono::seconds min_watch_timeout{300};
@@ -85,6 +100,7 @@ struct InformerStats {
   std::uint64_t watch_failures = 0;  // watches that ended in an error (not 410)
   std::uint64_t events = 0;          // watch events applied (bookmarks excluded)
   std::uint64_t bookmarks = 0;
+  std::uint64_t handler_failures = 0;  // handlers that threw
   std::string resource_version;      // last version seen
 };
 
@@ -142,6 +158,8 @@ private:
   void push(Note note);
   void push(std::vector<Note> notes);
   void deliver(const Note& note);
+  // Runs one handler call behind the exception boundary.
+  void guarded(const char* what, const std::function<void()>& call);
 
   kube::Api api_;
   InformerOptions options_;

@@ -92,11 +92,11 @@ public:
   Status watch(const std::function<void(std::optional<LeaderElectionRecord>)>& on_change,
                std::stop_token stop) override;
   const std::string& identity() const override { return identity_; }
-  std::string describe() const override { return namespace_ + "/" + name_; }
+  std::string describe() const override { return namespace_name_ + "/" + name_; }
 
 private:
   kube::ClientPtr client_;
-  std::string namespace_;
+  std::string namespace_name_;
   std::string name_;
   std::string identity_;
   std::mutex mutex_;

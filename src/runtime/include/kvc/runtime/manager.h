@@ -2,8 +2,9 @@
 // The manager (controller-runtime's manager.go): owns the informers, the controllers, the
 // leader elector and the probe/metrics server, and runs them in the right order.
 //
-//   start:    probe and metrics servers; informers (on every replica, so caches are warm when
-//             a standby takes over); then, if leader election is on, campaign for the Lease.
+//   start:    probe and metrics servers; the Event recorder; informers (on every replica, so
+//             caches are warm when a standby takes over); then, if leader election is on,
+//             campaign for the Lease.
 //   elected:  wait for every informer to sync, then start the controllers.
 //   SIGTERM:  (the caller requests `stop`) stop the controllers and let running reconciles
 //             finish, *then* release the Lease (so nothing guarded by it still runs), stop the
@@ -32,6 +33,7 @@
 #include "kvc/common/status.h"
 #include "kvc/kube/client.h"
 #include "kvc/runtime/controller.h"
+#include "kvc/runtime/events.h"
 #include "kvc/runtime/http_server.h"
 #include "kvc/runtime/informer.h"
 #include "kvc/runtime/leader_election.h"
@@ -63,7 +65,10 @@ public:
   Manager& operator=(const Manager&) = delete;
 
   const kube::ClientPtr& client() const { return client_; }
-  Registry& metrics() { return registry_; }
+  Registry& metrics() { return *registry_; }
+  // The one Event recorder of the process (controllers and webhooks alike), reporting as this
+  // replica's identity. Events recorded before run() wait in its queue.
+  EventRecorder& events() { return *events_; }
   const ManagerOptions& options() const { return options_; }
   const std::string& identity() const { return options_.identity; }
 
@@ -71,8 +76,10 @@ public:
   void addInformer(InformerPtr informer);
   void addController(std::shared_ptr<Controller> controller);
   // A shared informer per (resource, namespace, selectors): created on first request; later
-  // requests get the same informer (its transform and resync are the first request's).
-  InformerPtr informerFor(const InformerOptions& options);
+  // requests get the same informer. A later request that wants another cache of it (another
+  // transform id, another resync period) is refused with InvalidArgument instead of silently
+  // getting the first one's.
+  Result<InformerPtr> informerFor(const InformerOptions& options);
 
   // Runs until `stop` is requested (ok) or leadership is lost / startup fails (an error).
   Status run(std::stop_token stop);
@@ -91,7 +98,10 @@ private:
   kube::ClientPtr client_;
   ManagerOptions options_;
   const Clock& clock_;
-  Registry registry_;
+  // Shared with the observer the manager installs on the client, which may outlive it.
+  std::shared_ptr<Registry> registry_;
+  std::unique_ptr<EventRecorder> events_;
+  int collector_id_ = 0;
   std::vector<InformerPtr> informers_;
   std::vector<std::shared_ptr<Controller>> controllers_;
   std::unique_ptr<LeaderElector> elector_;

@@ -67,8 +67,10 @@ public:
   // The master's `error_code`, when its body carried one.
   std::optional<std::int64_t> errorCode() const { return error_code_; }
 
-  // The canonical code says what to do next: Unavailable/DeadlineExceeded are retried,
-  // FailedPrecondition and InvalidArgument wait for a change, NotFound is an answer.
+  // The canonical code says what to do next: Unavailable/DeadlineExceeded are retried with
+  // backoff — including PersistFailed, TenantNotEmpty and RouteNotServed, which heal without
+  // any watch event; FailedPrecondition (MultiTenancyDisabled) and InvalidArgument wait for a
+  // change; NotFound is an answer.
   StatusCode statusCode() const;
   Status status() const { return {statusCode(), message_}; }
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kvc/api/status_cause.h"
 #include "kvc/common/json.h"
 #include "kvc/common/status.h"
 
@@ -23,23 +24,19 @@ struct AdmissionRequest {
   std::string uid;
   std::string kind;         // the object's kind, e.g. "Pod"
   std::string resource;     // e.g. "pods"
-  std::string subResource;  // e.g. "status"
+  std::string sub_resource;  // e.g. "status"
   std::string operation;    // CREATE | UPDATE | DELETE | CONNECT
   std::string name;
-  std::string ns;
-  bool dryRun = false;
+  std::string namespace_name;
+  bool dry_run = false;
   Json object;     // null when absent
-  Json oldObject;  // null when absent
+  Json old_object;  // null when absent
 };
 
 // InvalidArgument for a body that is not a v1 AdmissionReview with a request and a uid.
 Result<AdmissionRequest> decodeAdmissionReview(std::string_view body);
 
-struct StatusCause {
-  std::string type;  // e.g. "FieldValueForbidden"
-  std::string field;
-  std::string message;
-};
+using StatusCause = api::StatusCause;
 
 struct AdmissionResponse {
   std::string uid;

@@ -23,8 +23,9 @@ namespace kvc::webhook {
 
 class InjectionEvents : public InjectionObserver {
 public:
-  InjectionEvents(kube::ClientPtr client, std::shared_ptr<runtime::EventRecorder> recorder,
-                  std::size_t maxQueued = 1000);
+  // `recorder` (the manager's) must outlive this object.
+  InjectionEvents(kube::ClientPtr client, runtime::EventRecorder& recorder,
+                  std::size_t max_queued = 1000);
   ~InjectionEvents() override;
   InjectionEvents(const InjectionEvents&) = delete;
   InjectionEvents& operator=(const InjectionEvents&) = delete;
@@ -39,7 +40,7 @@ public:
 private:
   struct Pending {
     Json pod;  // metadata only
-    std::string ns;
+    std::string namespace_name;
     bool refused = false;
     std::string reason;
     std::string note;
@@ -48,15 +49,15 @@ private:
   Json regardingFor(const Pending& pending);
 
   kube::ClientPtr client_;
-  std::shared_ptr<runtime::EventRecorder> recorder_;
-  std::size_t maxQueued_;
+  runtime::EventRecorder& recorder_;
+  std::size_t max_queued_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable idle_;
   std::deque<Pending> queue_;
   bool busy_ = false;
   bool stopping_ = false;
-  std::map<std::string, Json> replicaSetOwners_;  // "ns/name" -> owner reference (or null)
+  std::map<std::string, Json> replica_set_owners_;  // "ns/name" -> owner reference (or null)
   std::thread worker_;
 };
 

@@ -30,8 +30,8 @@ public:
 
 private:
   kube::Api bindings_;
-  kube::Api poolsApi_;
-  kube::Api backendsApi_;
+  kube::Api pools_api_;
+  kube::Api backends_api_;
   const runtime::Cache* pools_;
   const runtime::Cache* backends_;
 };

@@ -17,14 +17,14 @@ namespace kvc::webhook {
 class SettingsCache {
 public:
   // `configMaps` caches the ConfigMaps of the operator namespace; it must outlive this.
-  explicit SettingsCache(const runtime::Cache& configMaps);
+  explicit SettingsCache(const runtime::Cache& config_maps);
 
   api::Settings current() const;
 
 private:
-  const runtime::Cache& configMaps_;
+  const runtime::Cache& config_maps_;
   mutable std::mutex mutex_;
-  mutable std::string decodedVersion_ = "<none>";
+  mutable std::string decoded_version_ = "<none>";
   mutable api::Settings settings_;
 };
 

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -97,7 +98,9 @@ public:
   // Mutations made by the test; each bumps the resourceVersion and notifies watches.
   Json create(Json object);
   Json update(Json object);
-  void remove(const std::string& name);
+  // The DELETED event carries `final_state` when given (the object as the API server had it when
+  // it went, e.g. with its last finalizer removed), else the object as last stored.
+  void remove(const std::string& name, std::optional<Json> final_state = std::nullopt);
   // Forget the history up to now: a watch or list continuation from an older version gets
   // 410 Expired ("too old resource version").
   void compact();

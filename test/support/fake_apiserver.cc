@@ -348,13 +348,13 @@ Json FakeResourceServer::update(Json object) {
   return object;
 }
 
-void FakeResourceServer::remove(const std::string& name) {
+void FakeResourceServer::remove(const std::string& name, std::optional<Json> final_state) {
   std::lock_guard<std::mutex> guard(mutex_);
   auto it = objects_.find(name);
   if (it == objects_.end()) {
     return;
   }
-  Json object = bump(it->second);
+  Json object = bump(final_state ? std::move(*final_state) : it->second);
   objects_.erase(it);
   events_.push_back(Event{rv_, "DELETED", object});
   cv_.notify_all();

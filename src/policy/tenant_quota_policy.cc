@@ -273,7 +273,7 @@ Status writePolicyFileAtomic(const std::string& path, std::string_view content) 
     return failedPrecondition("cannot create a temporary file next to " + path + ": " +
                               errnoText(err) + " (the directory must be writable)");
   }
-  auto failWith = [&](const std::string& step, int err) {
+  auto fail_with = [&](const std::string& step, int err) {
     ::close(fd);
     ::unlink(temp.c_str());
     return unavailable("writing " + path + ": " + step + ": " + errnoText(err));
@@ -285,15 +285,15 @@ Status writePolicyFileAtomic(const std::string& path, std::string_view content) 
       if (errno == EINTR) {
         continue;
       }
-      return failWith("write", errno);
+      return fail_with("write", errno);
     }
     written += static_cast<std::size_t>(n);
   }
   if (::fchmod(fd, 0644) != 0) {
-    return failWith("chmod", errno);
+    return fail_with("chmod", errno);
   }
   if (::fsync(fd) != 0) {
-    return failWith("fsync", errno);
+    return fail_with("fsync", errno);
   }
   if (::close(fd) != 0) {
     const int err = errno;

@@ -1,0 +1,171 @@
+#include "kvc/api/backend.h"
+
+#include <set>
+
+#include "fields.h"
+#include "kvc/api/decode.h"
+#include "kvc/api/transport.h"
+
+namespace kvc::api {
+namespace {
+
+using internal::endpointsFromJson;
+using internal::protocolField;
+
+Result<std::vector<BackendMember>> membersFromJson(const Json& list, std::string_view path) {
+  std::vector<BackendMember> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = std::string(path) + "[" + std::to_string(i) + "]";
+    BackendMember member;
+    for (auto [field, into] : {std::pair{"segmentID", &member.segment_id},
+                               std::pair{"clientID", &member.client_id},
+                               std::pair{"segmentName", &member.segment_name},
+                               std::pair{"nodeName", &member.node_name},
+                               std::pair{"medium", &member.medium},
+                               std::pair{"protocol", &member.protocol},
+                               std::pair{"state", &member.state}}) {
+      KVC_ASSIGN_OR_RETURN(auto value, optionalString(list[i], field, at));
+      *into = value.value_or("");
+    }
+    out.push_back(std::move(member));
+  }
+  return out;
+}
+
+Result<KVCacheBackend::Status> statusFromJson(const Json& object) {
+  KVCacheBackend::Status out;
+  KVC_ASSIGN_OR_RETURN(Json status, optionalObject(object, "status", ""));
+  KVC_ASSIGN_OR_RETURN(auto generation, optionalInt(status, "observedGeneration", "status"));
+  KVC_ASSIGN_OR_RETURN(auto phase, optionalString(status, "phase", "status"));
+  KVC_ASSIGN_OR_RETURN(auto message, optionalString(status, "phaseMessage", "status"));
+  out.observed_generation = generation.value_or(0);
+  out.phase = phase.value_or("");
+  out.phase_message = message.value_or("");
+  KVC_ASSIGN_OR_RETURN(out.conditions,
+                       conditionsFromJson(status.value("conditions", Json()), "status.conditions"));
+  KVC_ASSIGN_OR_RETURN(Json endpoints, optionalArray(status, "endpoints", "status"));
+  KVC_ASSIGN_OR_RETURN(out.endpoints, endpointsFromJson(endpoints, "status.endpoints"));
+  KVC_ASSIGN_OR_RETURN(Json capacity, optionalObject(status, "capacity", "status"));
+  KVC_ASSIGN_OR_RETURN(out.capacity_total,
+                       internal::optionalBytes(capacity, "total", "status.capacity"));
+  KVC_ASSIGN_OR_RETURN(out.capacity_used,
+                       internal::optionalBytes(capacity, "used", "status.capacity"));
+  KVC_ASSIGN_OR_RETURN(Json members, optionalArray(status, "members", "status"));
+  KVC_ASSIGN_OR_RETURN(out.members, membersFromJson(members, "status.members"));
+  KVC_ASSIGN_OR_RETURN(out.used_by,
+                       objectReferencesFromJson(status.value("usedBy", Json()), "status.usedBy"));
+  return out;
+}
+
+}  // namespace
+
+std::string endpointAddress(const std::vector<Endpoint>& endpoints, std::string_view name) {
+  for (const Endpoint& endpoint : endpoints) {
+    if (endpoint.name == name) {
+      return endpoint.address;
+    }
+  }
+  return {};
+}
+
+Result<KVCacheBackend> backendFromJson(const Json& object) {
+  KVCacheBackend backend;
+  KVC_ASSIGN_OR_RETURN(backend.metadata, internal::requiredMeta(object));
+  KVC_ASSIGN_OR_RETURN(Json spec, optionalObject(object, "spec", ""));
+  KVC_ASSIGN_OR_RETURN(auto type, optionalString(spec, "type", "spec"));
+  backend.spec.type = type.value_or("Mooncake");
+  KVC_ASSIGN_OR_RETURN(backend.spec.image, optionalString(spec, "image", "spec"));
+  KVC_ASSIGN_OR_RETURN(Json transport, optionalObject(spec, "transport", "spec"));
+  KVC_ASSIGN_OR_RETURN(backend.spec.transport_protocol, protocolField(transport, "spec.transport"));
+  KVC_ASSIGN_OR_RETURN(Json connection, optionalObject(spec, "connection", "spec"));
+  backend.spec.managed = connection.contains("managed") && !connection["managed"].is_null();
+  backend.spec.external = connection.contains("external") && !connection["external"].is_null();
+  if (backend.spec.managed) {
+    KVC_ASSIGN_OR_RETURN(Json managed, optionalObject(connection, "managed", "spec.connection"));
+    KVC_ASSIGN_OR_RETURN(Json leader, optionalObject(managed, "leader", "spec.connection.managed"));
+    KVC_ASSIGN_OR_RETURN(auto multi_tenancy,
+                         optionalBool(leader, "multiTenancy", "spec.connection.managed.leader"));
+    backend.spec.multi_tenancy = multi_tenancy.value_or(true);
+    KVC_ASSIGN_OR_RETURN(Json members, optionalArray(managed, "members", "spec.connection.managed"));
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const std::string at = "spec.connection.managed.members[" + std::to_string(i) + "]";
+      MemberGroup group;
+      KVC_ASSIGN_OR_RETURN(auto medium, optionalString(members[i], "medium", at));
+      KVC_ASSIGN_OR_RETURN(auto capacity, optionalQuantity(members[i], "capacityPerMember", at));
+      KVC_ASSIGN_OR_RETURN(Json group_transport, optionalObject(members[i], "transport", at));
+      KVC_ASSIGN_OR_RETURN(group.transport_protocol,
+                           protocolField(group_transport, joinPath(at, "transport")));
+      group.medium = medium.value_or("");
+      group.capacity_per_member = capacity.value_or("");
+      backend.spec.members.push_back(std::move(group));
+    }
+  }
+  if (backend.spec.external) {
+    KVC_ASSIGN_OR_RETURN(Json external, optionalObject(connection, "external", "spec.connection"));
+    KVC_ASSIGN_OR_RETURN(Json endpoints,
+                         optionalArray(external, "endpoints", "spec.connection.external"));
+    KVC_ASSIGN_OR_RETURN(backend.spec.external_endpoints,
+                         endpointsFromJson(endpoints, "spec.connection.external.endpoints"));
+  }
+  KVC_ASSIGN_OR_RETURN(backend.status, statusFromJson(object));
+  return backend;
+}
+
+Json backendStatusToJson(const KVCacheBackend::Status& status) {
+  Json out = Json::object();
+  internal::putPhase(out, status.observed_generation, status.phase, status.phase_message);
+  if (!status.conditions.empty()) {
+    out["conditions"] = conditionsToJson(status.conditions);
+  }
+  if (!status.endpoints.empty()) {
+    out["endpoints"] = internal::endpointsToJson(status.endpoints);
+  }
+  if (status.capacity_total || status.capacity_used) {
+    Json capacity = Json::object();
+    internal::putBytes(capacity, "total", status.capacity_total);
+    internal::putBytes(capacity, "used", status.capacity_used);
+    out["capacity"] = std::move(capacity);
+  }
+  if (!status.members.empty()) {
+    Json members = Json::array();
+    for (const BackendMember& m : status.members) {
+      Json member = {{"segmentID", m.segment_id},
+                     {"clientID", m.client_id},
+                     {"segmentName", m.segment_name}};
+      for (auto [field, value] : {std::pair{"nodeName", &m.node_name},
+                                  std::pair{"medium", &m.medium},
+                                  std::pair{"protocol", &m.protocol},
+                                  std::pair{"state", &m.state}}) {
+        if (!value->empty()) {
+          member[field] = *value;
+        }
+      }
+      members.push_back(std::move(member));
+    }
+    out["members"] = std::move(members);
+  }
+  if (!status.used_by.empty()) {
+    out["usedBy"] = objectReferencesToJson(status.used_by);
+  }
+  return out;
+}
+
+std::vector<std::string> offeredTransports(const KVCacheBackend& backend) {
+  std::set<std::string> offers;
+  const std::string backend_artifact =
+      artifactProtocol(backend.spec.transport_protocol).value_or("tcp");
+  if (backend.spec.managed && !backend.spec.members.empty()) {
+    for (const MemberGroup& group : backend.spec.members) {
+      if (group.transport_protocol.empty() || group.transport_protocol == "Auto") {
+        offers.insert(backend_artifact);
+      } else {
+        offers.insert(artifactProtocol(group.transport_protocol).value_or(backend_artifact));
+      }
+    }
+  } else {
+    offers.insert(backend_artifact);
+  }
+  return {offers.begin(), offers.end()};
+}
+
+}  // namespace kvc::api

@@ -1,0 +1,91 @@
+#pragma once
+// KVCacheBackend (worker.gpustack.ai/v1, cluster-scoped): a Mooncake store the operator runs
+// (managed) or reaches (external), and what is observed of it (contract §2).
+//
+// The decoder applies the schema defaults the API server would have applied and refuses wrong
+// types with the field's path; spec fields the operator does not read are not modelled.
+// backendStatusToJson writes the whole status as the controller reports it: figures that were
+// not observed are left out ("absent is not zero").
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvc/api/condition.h"
+#include "kvc/api/meta.h"
+#include "kvc/api/reference.h"
+#include "kvc/common/json.h"
+#include "kvc/common/status.h"
+
+namespace kvc::api {
+
+inline constexpr std::string_view kKindBackend = "KVCacheBackend";
+
+inline constexpr std::string_view kEndpointClient = "Client";
+inline constexpr std::string_view kEndpointAdmin = "Admin";
+
+struct Endpoint {
+  std::string name;  // kEndpointClient | kEndpointAdmin
+  std::string address;
+
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
+
+// The address of the endpoint called `name`, or "" when the list has none.
+std::string endpointAddress(const std::vector<Endpoint>& endpoints, std::string_view name);
+
+struct MemberGroup {
+  std::string medium;              // DRAM | VRAM
+  std::string transport_protocol;  // API spelling; "Auto" defers to the backend
+  std::string capacity_per_member;
+};
+
+// One mounted segment, as status.members[] reports it.
+struct BackendMember {
+  std::string segment_id;
+  std::string client_id;
+  std::string segment_name;
+  std::string node_name;  // "" when no member Pod matches
+  std::string medium;
+  std::string protocol;
+  std::string state;  // OK, Draining, Drained, GracefullyUnmounting, Unmounting, Undefined, ...
+
+  friend bool operator==(const BackendMember&, const BackendMember&) = default;
+};
+
+struct KVCacheBackend {
+  ObjectMeta metadata;
+  struct Spec {
+    std::string type = "Mooncake";
+    std::optional<std::string> image;
+    std::string transport_protocol = "Auto";  // API spelling
+    bool managed = false;
+    bool external = false;
+    bool multi_tenancy = true;  // managed.leader.multiTenancy
+    std::vector<MemberGroup> members;
+    std::vector<Endpoint> external_endpoints;
+  } spec;
+  struct Status {
+    std::int64_t observed_generation = 0;
+    std::string phase;
+    std::string phase_message;
+    std::vector<Condition> conditions;
+    std::vector<Endpoint> endpoints;
+    std::optional<std::int64_t> capacity_total;  // bytes
+    std::optional<std::int64_t> capacity_used;   // bytes
+    std::vector<BackendMember> members;
+    std::vector<ObjectReference> used_by;  // the pools that claim it
+  } status;
+};
+
+Result<KVCacheBackend> backendFromJson(const Json& object);
+Json backendStatusToJson(const KVCacheBackend::Status& status);
+
+// The transports a backend's member groups offer, in artifact spelling, sorted and unique. A
+// group's own protocol wins over the backend's unless it is Auto; an external backend offers the
+// backend's protocol. Auto resolves to the store's tcp.
+std::vector<std::string> offeredTransports(const KVCacheBackend& backend);
+
+}  // namespace kvc::api

@@ -1,0 +1,276 @@
+#include "kvc/runtime/owned.h"
+
+#include <map>
+#include <set>
+#include <spdlog/spdlog.h>
+
+#include "kvc/runtime/field_manager.h"
+
+namespace kvc::runtime {
+namespace {
+
+constexpr std::string_view kNoteType = "kvcache";
+
+std::string describe(const kube::ResourceType& resource, std::string_view ns,
+                     std::string_view name) {
+  return resource.kind + " " + kube::object::key(ns, name);
+}
+
+std::string label(const Json& object, const std::string& key) {
+  const Json* labels = nullptr;
+  if (auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
+    if (auto it = meta->find("labels"); it != meta->end() && it->is_object()) {
+      labels = &*it;
+    }
+  }
+  if (labels == nullptr) {
+    return {};
+  }
+  auto it = labels->find(key);
+  return it != labels->end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const ChildSource* findSource(const std::vector<ChildSource>& sources,
+                              const kube::ResourceType& resource, std::string_view ns) {
+  for (const ChildSource& source : sources) {
+    if (source.resource == resource && source.namespace_name == ns && source.cache != nullptr) {
+      return &source;
+    }
+  }
+  return nullptr;
+}
+
+// The child as it will be sent: owner reference and note added.
+Json intentFor(const OwnedChild& child, const Json& owner) {
+  Json intent = child.object;
+  Json& meta = intent["metadata"];
+  meta["ownerReferences"] = Json::array({controllerReferenceTo(owner)});
+  OwnershipNote note{owner.value("kind", std::string()), kube::object::name(owner), child.role,
+                     child.group};
+  meta["annotations"][std::string(kOwnershipNoteAnnotation)] = formatOwnershipNote(note);
+  return intent;
+}
+
+}  // namespace
+
+std::string formatOwnershipNote(const OwnershipNote& note) {
+  Json out = {{"type", kNoteType}, {"kind", note.kind}, {"name", note.name}, {"role", note.role}};
+  if (note.group) {
+    out["group"] = *note.group;
+  }
+  return out.dump();
+}
+
+std::optional<OwnershipNote> parseOwnershipNote(std::string_view text) {
+  Json note = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!note.is_object() || note.value("type", std::string()) != kNoteType) {
+    return std::nullopt;
+  }
+  auto str = [&](const char* key) {
+    auto it = note.find(key);
+    return it != note.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  OwnershipNote out{str("kind"), str("name"), str("role"), std::nullopt};
+  if (auto it = note.find("group"); it != note.end() && it->is_number_integer()) {
+    out.group = it->get<int>();
+  }
+  if (out.kind.empty() || out.name.empty()) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<OwnershipNote> ownershipNoteOf(const Json& object) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) {
+    return std::nullopt;
+  }
+  auto annotations = meta->find("annotations");
+  if (annotations == meta->end() || !annotations->is_object()) {
+    return std::nullopt;
+  }
+  auto it = annotations->find(std::string(kOwnershipNoteAnnotation));
+  if (it == annotations->end() || !it->is_string()) {
+    return std::nullopt;
+  }
+  return parseOwnershipNote(it->get<std::string>());
+}
+
+bool carriesNoteFor(const Json& object, const Json& owner) {
+  const std::optional<OwnershipNote> note = ownershipNoteOf(object);
+  return note && note->kind == owner.value("kind", std::string()) &&
+         note->name == kube::object::name(owner);
+}
+
+Json controllerReferenceTo(const Json& owner) {
+  return Json{{"apiVersion", owner.value("apiVersion", std::string())},
+              {"kind", owner.value("kind", std::string())},
+              {"name", kube::object::name(owner)},
+              {"uid", kube::object::uid(owner)},
+              {"controller", true},
+              {"blockOwnerDeletion", true}};
+}
+
+bool intentSatisfied(const Json& intent, const Json& live) {
+  if (intent.is_object()) {
+    if (!live.is_object()) {
+      return false;
+    }
+    for (const auto& [key, value] : intent.items()) {
+      auto it = live.find(key);
+      if (it == live.end() || !intentSatisfied(value, *it)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (intent.is_array()) {
+    if (!live.is_array() || live.size() != intent.size()) {
+      return false;
+    }
+    for (std::size_t i = 0; i < intent.size(); ++i) {
+      if (!intentSatisfied(intent[i], live[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (intent.is_number() && live.is_number()) {
+    return intent == live;  // 1 and 1.0 alike
+  }
+  return intent == live;
+}
+
+bool matchesSelector(const Json& object, std::string_view selector) {
+  std::size_t pos = 0;
+  while (pos < selector.size()) {
+    std::size_t comma = selector.find(',', pos);
+    if (comma == std::string_view::npos) {
+      comma = selector.size();
+    }
+    const std::string_view term = selector.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (term.empty()) {
+      continue;
+    }
+    const std::size_t eq = term.find('=');
+    if (eq == std::string_view::npos) {
+      return false;  // only equalities are supported
+    }
+    std::string_view key = term.substr(0, eq);
+    std::string_view value = term.substr(eq + 1);
+    if (!value.empty() && value.front() == '=') {
+      value.remove_prefix(1);  // "=="
+    }
+    if (label(object, std::string(key)) != value) {
+      return false;
+    }
+  }
+  return true;
+}
+
+OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
+                                std::stop_token stop) const {
+  ApplyReport report;
+  std::vector<Json> intents;
+  std::vector<bool> satisfied;
+  std::set<std::string> rendered;  // "plural/ns/name"
+  // 2. Refuse to adopt before anything is written.
+  for (const OwnedChild& child : set.children) {
+    Json intent = intentFor(child, owner);
+    const std::string name = kube::object::name(intent);
+    const std::string ns = child.resource.namespaced ? kube::object::namespaceName(intent) : "";
+    const std::string what = describe(child.resource, ns, name);
+    rendered.insert(child.resource.plural + "/" + ns + "/" + name);
+    std::optional<Json> live;
+    if (const ChildSource* source = findSource(set.sources, child.resource, ns)) {
+      if (ObjectPtr cached = source->cache->get(kube::object::key(ns, name))) {
+        live = *cached;
+      }
+    } else {
+      kube::Api api(client_, child.resource, ns);
+      auto read = api.getOptional(name, stop);
+      if (!read.ok()) {
+        return OwnedError(OwnedErrorKind::Api, what,
+                          read.status().withContext("reading " + what));
+      }
+      live = std::move(*read);
+    }
+    if (live && !carriesNoteFor(*live, owner)) {
+      return OwnedError(
+          OwnedErrorKind::NotOurs, what,
+          failedPrecondition(what + " already exists and was not created by kvcache-operator for " +
+                             owner.value("kind", std::string()) + " " +
+                             kube::object::name(owner) +
+                             " (it has no " + std::string(kOwnershipNoteAnnotation) +
+                             " annotation naming it), so it is not adopted. Fix: rename or "
+                             "remove that object, and the operator creates its own"));
+    }
+    satisfied.push_back(live.has_value() && intentSatisfied(intent, *live));
+    intents.push_back(std::move(intent));
+  }
+  // 3. Apply what differs.
+  for (std::size_t i = 0; i < set.children.size(); ++i) {
+    const OwnedChild& child = set.children[i];
+    const std::string name = kube::object::name(intents[i]);
+    const std::string ns = child.resource.namespaced ? kube::object::namespaceName(intents[i]) : "";
+    const std::string what = describe(child.resource, ns, name);
+    if (satisfied[i]) {
+      report.unchanged.push_back(what);
+      continue;
+    }
+    kube::Api api(client_, child.resource, ns);
+    auto applied = api.apply(intents[i], kFieldManager, child.force, stop);
+    if (!applied.ok()) {
+      return OwnedError(OwnedErrorKind::Api, what,
+                        applied.status().withContext("applying " + what));
+    }
+    report.applied.push_back(what);
+  }
+  // 4. Prune what this owner rendered before and no longer does.
+  for (const ChildSource& source : set.prune) {
+    std::vector<Json> candidates;
+    if (source.cache != nullptr) {
+      for (const ObjectPtr& object : source.cache->list()) {
+        if (source.namespace_name.empty() ||
+            kube::object::namespaceName(*object) == source.namespace_name) {
+          candidates.push_back(*object);
+        }
+      }
+    } else {
+      kube::ListParams params;
+      params.label_selector = set.selector;
+      kube::Api api(client_, source.resource, source.namespace_name);
+      auto listed = api.listAll(params, 500, stop);
+      if (!listed.ok()) {
+        return OwnedError(OwnedErrorKind::Api, source.resource.kind,
+                          listed.status().withContext("listing " + source.resource.plural +
+                                                      " to prune"));
+      }
+      candidates = std::move(listed->items);
+    }
+    for (const Json& object : candidates) {
+      const std::string name = kube::object::name(object);
+      const std::string ns = kube::object::namespaceName(object);
+      if (!matchesSelector(object, set.selector) || !carriesNoteFor(object, owner) ||
+          rendered.count(source.resource.plural + "/" + ns + "/" + name) > 0 ||
+          kube::object::isDeleting(object)) {
+        continue;
+      }
+      const std::string what = describe(source.resource, ns, name);
+      kube::DeleteParams params;
+      params.propagation_policy = "Background";
+      params.preconditions = kube::Preconditions{kube::object::uid(object), ""};
+      kube::Api api(client_, source.resource, ns);
+      auto removed = api.remove(name, params, stop);
+      if (!removed.ok() && !removed.error().isNotFound() && !removed.error().isConflict()) {
+        return OwnedError(OwnedErrorKind::Api, what,
+                          removed.status().withContext("pruning " + what));
+      }
+      report.pruned.push_back(what);
+    }
+  }
+  return report;
+}
+
+}  // namespace kvc::runtime
