@@ -1,7 +1,6 @@
 // kvcache operator: the manager — leader election on the Lease, informers, the probe and
 // metrics endpoints, graceful shutdown on SIGTERM/SIGINT — with the admission webhooks on every
-// replica and the controllers that exist so far (today: status.observedGeneration of
-// KVCachePoolBinding) on the leader.
+// replica and the controllers (KVCacheBackend, KVCachePool with its Bindings) on the leader.
 #include <pthread.h>
 #include <signal.h>
 
@@ -17,6 +16,7 @@
 #include "internal/webhook_runner.h"
 #include "kvc/cmd/commands.h"
 #include "kvc/common/log.h"
+#include "kvc/controllers/register.h"
 #include "kvc/kube/client.h"
 #include "kvc/kube/config.h"
 #include "kvc/kube/resource.h"
@@ -42,6 +42,7 @@ struct OperatorOptions {
   std::string health_address = "127.0.0.1:8081";
   std::string metrics_address = "127.0.0.1:8080";
   std::string watch_namespace;
+  std::string selector;
   int workers = 2;
   std::string log_level = "info";
   std::string log_format = "text";
@@ -182,6 +183,17 @@ int runOperator(const OperatorOptions& options) {
   }
   runtime::Manager& m = **manager;
 
+  // The controllers run on the Lease holder.
+  controllers::ControllerSetup setup;
+  setup.selector = options.selector;
+  setup.watch_namespace = options.watch_namespace;
+  setup.operator_namespace = options.namespace_name;
+  setup.workers = options.workers;
+  if (Status added = controllers::addControllers(m, std::move(setup)); !added.ok()) {
+    std::cerr << "kvcache operator: " << added.message() << "\n";
+    return kExitBadInput;
+  }
+
   // The webhooks serve on every replica, leader or not.
   auto webhooks = WebhookRunner::create(m, options.webhook);
   if (!webhooks.ok()) {
@@ -244,7 +256,12 @@ void addOperatorCommand(CLI::App& app) {
                   "address of /metrics (\"0\" disables; may equal --health-addr)")
       ->capture_default_str();
   cmd->add_option("--watch-namespace", options->watch_namespace,
-                  "only watch this namespace's KVCachePoolBindings (default: all)");
+                  "only reconcile the KVCachePoolBindings (and watch the labelled Pods) of this "
+                  "namespace (default: all)");
+  cmd->add_option("--selector", options->selector,
+                  "only reconcile KVCacheBackends, KVCachePools and KVCachePoolBindings whose "
+                  "labels match this selector, e.g. team=a (default: all); the webhooks still "
+                  "see every object");
   cmd->add_option("--workers", options->workers, "reconcile workers per controller")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));

@@ -1,5 +1,6 @@
 #include "kvc/policy/resolve.h"
 
+#include "kvc/api/pool_conditions.h"
 #include "kvc/api/transport.h"
 #include "kvc/policy/keys.h"
 #include "text.h"
@@ -11,11 +12,11 @@ namespace {
 
 // The ledger gate: nullopt admits (with or without a tenant, per `tenant`).
 std::optional<Refusal> ledgerGate(const api::KVCachePool& pool, bool& tenant) {
-  const api::Condition* ledger = api::findCondition(pool.status.conditions, kConditionLedger);
+  const api::Condition* ledger = api::findCondition(pool.status.conditions, api::pool::kQuotaLedgerAvailable);
   const std::string name = inQuotes(pool.metadata.name);
   if (ledger == nullptr) {
     return Refusal{RefusalReason::LedgerNotAvailable,
-                   "KVCachePool " + name + " does not report " + std::string(kConditionLedger) +
+                   "KVCachePool " + name + " does not report " + std::string(api::pool::kQuotaLedgerAvailable) +
                        " yet, so whether the store's tenant ledger can hold the reuse domain is "
                        "not known. Fix: wait for the pool's controller to report the condition"};
   }
@@ -26,7 +27,7 @@ std::optional<Refusal> ledgerGate(const api::KVCachePool& pool, bool& tenant) {
   const std::string said =
       ledger->reason.empty() ? "" : " with reason " + ledger->reason +
                                         (ledger->message.empty() ? "" : " (" + ledger->message + ")");
-  if (ledger->status == "False" && ledger->reason == kReasonMultiTenancyDisabled) {
+  if (ledger->status == "False" && ledger->reason == api::pool::kReasonMultiTenancyDisabled) {
     tenant = false;  // a declared single-tenant store: injected with no tenant id
     return std::nullopt;
   }
@@ -36,13 +37,13 @@ std::optional<Refusal> ledgerGate(const api::KVCachePool& pool, bool& tenant) {
                             "rather than a setting"
                           : "";
     return Refusal{RefusalReason::LedgerNotAvailable,
-                   "KVCachePool " + name + " reports " + std::string(kConditionLedger) +
+                   "KVCachePool " + name + " reports " + std::string(api::pool::kQuotaLedgerAvailable) +
                        "=False" + said + why +
                        ". Fix: restore the master (see the pool's conditions), then create the "
                        "Pod again"};
   }
   return Refusal{RefusalReason::LedgerNotAvailable,
-                 "KVCachePool " + name + " reports " + std::string(kConditionLedger) + "=" +
+                 "KVCachePool " + name + " reports " + std::string(api::pool::kQuotaLedgerAvailable) + "=" +
                      ledger->status + said +
                      ", which is a wait rather than an answer. Fix: wait until the pool reports "
                      "the condition True, then create the Pod again"};

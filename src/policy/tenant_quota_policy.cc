@@ -1,19 +1,14 @@
-#include "kvc/store/policy_file.h"
+#include "kvc/policy/tenant_quota_policy.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <limits>
 #include <set>
 
 #include "kvc/common/yaml.h"
 
-namespace kvc::store {
+namespace kvc::policy {
 namespace {
 
 // True when `text` is well-formed UTF-8 (no overlongs, no surrogates, ≤ U+10FFFF).
@@ -70,12 +65,15 @@ std::string quoteName(std::string_view name) {
   return out;
 }
 
+// The name as a message can carry it: control characters, and every byte of a name that is not
+// valid UTF-8, written as \xNN (so the message itself stays valid text).
 std::string printable(std::string_view name) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const bool utf8 = isValidUtf8(name);
   std::string out;
   for (char c : name) {
     const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
+    if (u < 0x20 || u == 0x7f || (!utf8 && u >= 0x80)) {
       out += "\\x";
       out.push_back(kHex[u >> 4]);
       out.push_back(kHex[u & 0xF]);
@@ -252,66 +250,24 @@ Result<std::vector<TenantPolicy>> parsePolicyFile(std::string_view text) {
   return tenants;
 }
 
-namespace {
-
-std::string errnoText(int err) { return std::strerror(err); }
-
-}  // namespace
-
-Status writePolicyFileAtomic(const std::string& path, std::string_view content) {
-  const auto slash = path.rfind('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.empty()) {
-    return invalidArgument("policy file path \"" + path + "\" names a directory");
-  }
-  const std::string prefix = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  const std::string dir = prefix.empty() ? "." : prefix;
-  std::string temp = prefix + "." + base + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) {
-    const int err = errno;
-    return failedPrecondition("cannot create a temporary file next to " + path + ": " +
-                              errnoText(err) + " (the directory must be writable)");
-  }
-  auto fail_with = [&](const std::string& step, int err) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    return unavailable("writing " + path + ": " + step + ": " + errnoText(err));
-  };
-  std::size_t written = 0;
-  while (written < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return fail_with("write", errno);
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fchmod(fd, 0644) != 0) {
-    return fail_with("chmod", errno);
-  }
-  if (::fsync(fd) != 0) {
-    return fail_with("fsync", errno);
-  }
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(temp.c_str());
-    return unavailable("writing " + path + ": close: " + errnoText(err));
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(temp.c_str());
-    return unavailable("renaming " + temp + " to " + path + ": " + errnoText(err));
-  }
-  // Make the rename itself durable.
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
-  return okStatus();
+std::string tenantQuotaPolicyName(std::string_view backend) {
+  return std::string(backend) + "-tenant-quota-policy";
 }
 
-}  // namespace kvc::store
+Result<Json> tenantQuotaPolicyConfigMap(std::string_view backend, std::string_view namespace_name,
+                                        std::vector<TenantPolicy> tenants) {
+  KVC_ASSIGN_OR_RETURN(std::string document, renderPolicyFile(std::move(tenants)));
+  return Json{{"apiVersion", "v1"},
+              {"kind", "ConfigMap"},
+              {"metadata",
+               {{"name", tenantQuotaPolicyName(backend)},
+                {"namespace", std::string(namespace_name)},
+                {"labels",
+                 {{"app.kubernetes.io/name", "kv-cache-backend"},
+                  {"app.kubernetes.io/instance", std::string(backend)},
+                  {"app.kubernetes.io/component", "tenant-quota-policy"},
+                  {"app.kubernetes.io/part-of", "gpustack-operator-worker"}}}}},
+              {"data", {{std::string(kTenantQuotaPolicyKey), std::move(document)}}}};
+}
+
+}  // namespace kvc::policy

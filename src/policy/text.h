@@ -1,9 +1,12 @@
 #pragma once
 // Private helpers for the wording of refusal messages.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "kvc/common/quantity.h"
 
 namespace kvc::policy {
 
@@ -28,6 +31,13 @@ inline std::string commaList(const std::vector<std::string>& items,
     out += item;
   }
   return out.empty() ? std::string(empty) : out;
+}
+
+// "8Gi (8589934592 bytes)", or "512 bytes" when the unit form is the plain number.
+inline std::string bytesText(std::int64_t bytes) {
+  const std::string si = formatBinarySI(bytes);
+  return si == std::to_string(bytes) ? si + " bytes"
+                                     : si + " (" + std::to_string(bytes) + " bytes)";
 }
 
 }  // namespace kvc::policy

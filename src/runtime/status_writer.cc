@@ -33,8 +33,9 @@ Json stampedStatus(const Json& current, Json status) {
 }
 
 StatusWriter::StatusWriter(kube::ClientPtr client, kube::ResourceType resource, Registry* metrics,
-                           const Clock& clock)
-    : client_(std::move(client)), resource_(std::move(resource)), clock_(clock) {
+                           const Clock& clock, Generation generation)
+    : client_(std::move(client)), resource_(std::move(resource)), clock_(clock),
+      generation_(generation) {
   if (metrics != nullptr) {
     writes_ = &metrics->counter("kvcache_status_writes_total",
                                 "Status writes by resource and outcome (written, unchanged: "
@@ -51,7 +52,9 @@ void StatusWriter::count(std::string_view outcome) const {
 
 Result<StatusWrite> StatusWriter::write(const Json& current, Json status,
                                         std::stop_token stop) const {
-  status = stampedStatus(current, std::move(status));
+  if (generation_ == Generation::Stamp) {
+    status = stampedStatus(current, std::move(status));
+  }
   if (sameJson(statusOf(current), status)) {
     count("unchanged");
     return StatusWrite{StatusWriteOutcome::Unchanged, current};

@@ -184,7 +184,7 @@ StoreError emptyTenant(std::string_view what) {
 }
 
 std::string forTenant(std::string_view verb, std::string_view tenant_id) {
-  return std::string(verb) + " the quota of tenant \"" + std::string(tenant_id) + "\"";
+  return std::string(verb) + " the quota of reuse domain \"" + std::string(tenant_id) + "\"";
 }
 
 }  // namespace

@@ -28,12 +28,13 @@ policy::Lookup<T> liveRead(const kube::Api& api, std::string_view name,
   return decoded(**object, decode);
 }
 
-// From the cache, or live on a miss (or without a cache).
+// From the cache (by `key`), or live on a miss (or without a cache).
 template <typename T>
 policy::Lookup<T> cachedRead(const runtime::Cache* cache, const kube::Api& api,
-                             std::string_view name, Result<T> (*decode)(const Json&)) {
+                             const std::string& key, std::string_view name,
+                             Result<T> (*decode)(const Json&)) {
   if (cache != nullptr) {
-    if (runtime::ObjectPtr object = cache->get(std::string(name))) {
+    if (runtime::ObjectPtr object = cache->get(key)) {
       return decoded(*object, decode);
     }
   }
@@ -42,25 +43,27 @@ policy::Lookup<T> cachedRead(const runtime::Cache* cache, const kube::Api& api,
 
 }  // namespace
 
-LiveClusterView::LiveClusterView(kube::ClientPtr client, const runtime::Cache* pools,
-                                 const runtime::Cache* backends,
+LiveClusterView::LiveClusterView(kube::ClientPtr client, const runtime::Cache* bindings,
+                                 const runtime::Cache* pools, const runtime::Cache* backends,
                                  std::chrono::milliseconds timeout)
-    : bindings_(kube::Api(client, kube::resources::kvCachePoolBindings()).withTimeout(timeout)),
+    : bindings_api_(
+          kube::Api(client, kube::resources::kvCachePoolBindings()).withTimeout(timeout)),
       pools_api_(kube::Api(client, kube::resources::kvCachePools()).withTimeout(timeout)),
       backends_api_(kube::Api(client, kube::resources::kvCacheBackends()).withTimeout(timeout)),
-      pools_(pools), backends_(backends) {}
+      bindings_(bindings), pools_(pools), backends_(backends) {}
 
 policy::Lookup<api::KVCachePoolBinding> LiveClusterView::binding(std::string_view ns,
                                                                  std::string_view name) const {
-  return liveRead(bindings_.inNamespace(std::string(ns)), name, &api::bindingFromJson);
+  return cachedRead(bindings_, bindings_api_.inNamespace(std::string(ns)),
+                    kube::object::key(ns, name), name, &api::bindingFromJson);
 }
 
 policy::Lookup<api::KVCachePool> LiveClusterView::pool(std::string_view name) const {
-  return cachedRead(pools_, pools_api_, name, &api::poolFromJson);
+  return cachedRead(pools_, pools_api_, std::string(name), name, &api::poolFromJson);
 }
 
 policy::Lookup<api::KVCacheBackend> LiveClusterView::backend(std::string_view name) const {
-  return cachedRead(backends_, backends_api_, name, &api::backendFromJson);
+  return cachedRead(backends_, backends_api_, std::string(name), name, &api::backendFromJson);
 }
 
 }  // namespace kvc::webhook

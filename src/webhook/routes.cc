@@ -75,6 +75,14 @@ std::map<std::string, runtime::HttpHandler> makeRoutes(const WebhookRoutes& conf
       metrics);
   routes[std::string(kValidatePodPath)] =
       admissionRoute("validate-pod", validatePodUpdate, metrics);
+  if (auto quota = config.quota) {
+    routes[std::string(kValidatePoolPath)] = admissionRoute(
+        "validate-pool", [quota](const AdmissionRequest& r) { return quota->admitPool(r); },
+        metrics);
+    routes[std::string(kValidateBindingPath)] = admissionRoute(
+        "validate-binding", [quota](const AdmissionRequest& r) { return quota->admitBinding(r); },
+        metrics);
+  }
   routes["/healthz"] = [](const runtime::HttpServerRequest&) { return plain(200, "ok"); };
   auto ready = config.ready;
   routes["/readyz"] = [ready](const runtime::HttpServerRequest&) {

@@ -14,6 +14,10 @@
 #   stop-member I  SIGTERM member I (0-based). The member does not unmount on SIGTERM: its
 #                  segment leaves the listing when the master expires it (--client-ttl)
 #   start-member I start member I again under the same segment name, wait until it is listed
+#   kill-master    SIGKILL the master (a crash: nothing is unmounted, nothing flushed)
+#   start-master   start the master again on the same ports, from the policy file it saved (the
+#                  file connector persists every ledger change); wait until service_ready. The
+#                  members remount on their own
 # options (each also an environment variable):
 #   --members N          KVC_STORE_MEMBERS        number of members (default 2)
 #   --segment SIZE       KVC_STORE_SEGMENT        segment per member: bytes or N[KMG]i?B? (256MiB)
@@ -66,7 +70,7 @@ shift
 MEMBER_INDEX=
 case $CMD in
   stop-member|start-member) MEMBER_INDEX=${1:?"$CMD needs a member index"}; shift ;;
-  up|down|env|status) ;;
+  up|down|env|status|kill-master|start-master) ;;
   *) echo "store.sh: unknown command '$CMD'" >&2; exit 2 ;;
 esac
 DIR=${1:-${KVC_STORE_DIR:-/tmp/kvc-store}}
@@ -319,7 +323,10 @@ start_master() {
   fi
   if [ "$KVC_STORE_MULTI_TENANCY" = 1 ]; then
     # The file connector needs the file to exist and parse at start, in a writable directory.
-    printf 'version: 1\ntenants: []\n' >"$KVC_STORE_POLICY_FILE"
+    # A restart (start-master) keeps the file the master saved.
+    if [ "${1:-fresh}" = fresh ] || [ ! -s "$KVC_STORE_POLICY_FILE" ]; then
+      printf 'version: 1\ntenants: []\n' >"$KVC_STORE_POLICY_FILE"
+    fi
     args+=(--enable_multi_tenants=true --tenant_quota_connector_type=file
       --tenant_quota_connector_uri="$KVC_STORE_POLICY_FILE")
   fi
@@ -450,6 +457,28 @@ cmd_status() {
 
 case $CMD in
   up) cmd_up ;;
+  kill-master)
+    load_env
+    if is_ours "$KVC_STORE_MASTER_PID"; then
+      kill -KILL "$KVC_STORE_MASTER_PID" 2>/dev/null || true
+      for _ in $(seq 1 100); do is_alive "$KVC_STORE_MASTER_PID" || break; sleep 0.05; done
+      log "master (pid $KVC_STORE_MASTER_PID) killed"
+    fi
+    ;;
+  start-master)
+    load_env
+    is_ours "$KVC_STORE_MASTER_PID" && die "the master is running (pid $KVC_STORE_MASTER_PID)"
+    ADMIN=$KVC_STORE_ADMIN
+    start_master keep
+    write_env
+    deadline=$(( $(date +%s) + TIMEOUT ))
+    until service_ready; do
+      is_alive "$KVC_STORE_MASTER_PID" || die "the master exited; log: $DIR/master.log"
+      [ "$(date +%s)" -lt "$deadline" ] || die "master not service_ready within ${TIMEOUT}s"
+      sleep 0.05
+    done
+    log "master ready again (pid $KVC_STORE_MASTER_PID)"
+    ;;
   down) cmd_down ;;
   env) [ -f "$ENV_FILE" ] || die "no store recorded in $DIR"; cat "$ENV_FILE" ;;
   status) cmd_status ;;

@@ -45,9 +45,14 @@ sign() {
   rm -f "$dir/new.csr"
 }
 
+# Under test, the pool/Binding validation and the controllers see only the quota suites'
+# objects (labelled); the demo sets both selectors empty: every object.
+QUOTA_SELECTOR_LABEL=kvcache-test.gpustack.ai/validate
+QUOTA_OBJECT_SELECTOR=${KVC_OPERATOR_QUOTA_OBJECT_SELECTOR-"{matchLabels: {\"$QUOTA_SELECTOR_LABEL\": \"true\"}}"}
 register() {
   local dir=$1 url=$2
   sed -e "s#@URL@#$url#" -e "s#@CA_BUNDLE@#$(base64 -w0 <"$KVC_CA_CERT")#" \
+    -e "s#@QUOTA_OBJECT_SELECTOR@#$QUOTA_OBJECT_SELECTOR#" \
     "$HERE/webhooks.yaml.in" >"$dir/webhooks.yaml"
   kubectl apply -f "$dir/webhooks.yaml" >/dev/null
 }
@@ -79,12 +84,13 @@ case $step in
     # The canary's cluster state: a Binding whose pool and backend resolve.
     kubectl create namespace kvcache-canary --dry-run=client -o yaml | kubectl apply -f - >/dev/null
     "$HERE/apply-with-status.sh" "$HERE/canary-cluster.yaml"
-    # Its controllers write the status of the Bindings they watch: keep them to the canary
-    # namespace, so that tests running alongside (kube_it, with ctest -j) own their objects.
-    # KVC_OPERATOR_WATCH_NAMESPACE="" (the demo) watches every namespace.
+    # Its controllers reconcile only objects labelled kvcache-test.gpustack.ai/reconcile=true,
+    # so that the hand-written statuses of the canary and of the golden corpus stay as written,
+    # and tests running alongside (kube_it, with ctest -j) own their objects.
+    # KVC_OPERATOR_SELECTOR="" (the demo) reconciles every object.
     watch=()
-    ns=${KVC_OPERATOR_WATCH_NAMESPACE-kvcache-canary}
-    [ -n "$ns" ] && watch=(--watch-namespace "$ns")
+    selector=${KVC_OPERATOR_SELECTOR-kvcache-test.gpustack.ai/reconcile=true}
+    [ -n "$selector" ] && watch=(--selector "$selector")
     setsid "$binary" operator --kubeconfig "$KUBECONFIG" "${watch[@]}" \
       --webhook-address 127.0.0.1 --webhook-port "$port" \
       --tls-cert-file "$dir/tls.crt" --tls-key-file "$dir/tls.key" \

@@ -33,7 +33,8 @@ Result<ClusterSource> fromCluster(const ClusterSourceOptions& options) {
   KVC_ASSIGN_OR_RETURN(kube::ClientPtr client, kube::Client::create(*config));
   ClusterSource source;
   source.view =
-      std::make_shared<webhook::LiveClusterView>(client, nullptr, nullptr, kLiveReadTimeout);
+      std::make_shared<webhook::LiveClusterView>(client, nullptr, nullptr, nullptr,
+                                                kLiveReadTimeout);
   const kube::Api config_maps(client, kube::resources::configMaps(),
                              std::string(api::kOperatorNamespace));
   auto config_map = config_maps.getOptional(api::kSettingsConfigMap);

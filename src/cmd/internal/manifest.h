@@ -26,7 +26,7 @@ std::string documentPosition(const std::string& path, const YamlDocument& docume
 // A Pod, or the pod template of a workload, inside a document.
 struct PodSite {
   Json::json_pointer pointer;  // where the Pod or template sits in the document
-  std::string namespace_name;              // the namespace its Binding is resolved in
+  std::string namespace_name;  // the namespace its Binding is resolved in
   std::string label;           // "Pod team-a/bench", "Deployment team-a/chat (pod template)"
 };
 

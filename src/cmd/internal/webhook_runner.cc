@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "kvc/api/indexes.h"
 #include "kvc/api/settings.h"
 #include "kvc/kube/resource.h"
 #include "kvc/webhook/pod_handlers.h"
@@ -11,8 +12,8 @@
 namespace kvc::cmd {
 namespace {
 
-// The Binding is read live on every admission; a stuck API server must not hold a Pod create
-// past the webhook's own 5 s timeout.
+// A live read (an object the caches have not seen yet) must not hold a Pod create past the
+// webhook's own 5 s timeout.
 constexpr std::chrono::milliseconds kLiveReadTimeout{2000};
 
 }  // namespace
@@ -47,9 +48,15 @@ Result<std::unique_ptr<WebhookRunner>> WebhookRunner::create(runtime::Manager& m
   if (runner->options_.port == 0) {
     return runner;
   }
+  runtime::InformerOptions bindings;
+  bindings.resource = kube::resources::kvCachePoolBindings();
+  KVC_ASSIGN_OR_RETURN(runner->bindings_, manager.informerFor(bindings));
+  runner->bindings_->addIndex(api::kBindingsByPool, &api::bindingPool);
+  runner->bindings_->addIndex(api::kBindingsByDomain, &api::bindingDomain);
   runtime::InformerOptions pools;
   pools.resource = kube::resources::kvCachePools();
   KVC_ASSIGN_OR_RETURN(runner->pools_, manager.informerFor(pools));
+  runner->pools_->addIndex(api::kPoolsByBackend, &api::poolBackends);
   runtime::InformerOptions backends;
   backends.resource = kube::resources::kvCacheBackends();
   KVC_ASSIGN_OR_RETURN(runner->backends_, manager.informerFor(backends));
@@ -60,7 +67,8 @@ Result<std::unique_ptr<WebhookRunner>> WebhookRunner::create(runtime::Manager& m
   KVC_ASSIGN_OR_RETURN(runner->settings_, manager.informerFor(settings));
 
   runner->view_ = std::make_shared<webhook::LiveClusterView>(
-      manager.client(), &runner->pools_->cache(), &runner->backends_->cache(), kLiveReadTimeout);
+      manager.client(), &runner->bindings_->cache(), &runner->pools_->cache(),
+      &runner->backends_->cache(), kLiveReadTimeout);
   runner->settings_cache_ = std::make_shared<webhook::SettingsCache>(runner->settings_->cache());
   runner->events_ = std::make_shared<webhook::InjectionEvents>(manager.client(), manager.events());
   return runner;
@@ -81,10 +89,15 @@ Status WebhookRunner::start() {
   auto settings_cache = settings_cache_;
   routes.mutator = std::make_shared<webhook::PodMutator>(
       view_, [settings_cache] { return settings_cache->current(); }, observers);
+  routes.quota = std::make_shared<webhook::QuotaAdmission>(
+      manager_->client(),
+      webhook::QuotaCaches{&pools_->cache(), &backends_->cache(), &bindings_->cache()},
+      [settings_cache] { return settings_cache->current(); }, kLiveReadTimeout);
   routes.metrics = &manager_->metrics();
   routes.ready = [this] {
     // A server exists only with its certificate loaded (it refuses to start without one).
-    return serving_ && pools_->hasSynced() && backends_->hasSynced() && settings_->hasSynced();
+    return serving_ && bindings_->hasSynced() && pools_->hasSynced() && backends_->hasSynced() &&
+           settings_->hasSynced();
   };
   runtime::HttpServerOptions server = webhook::defaultServerOptions();
   server.listen = {options_.address, options_.port};

@@ -1,8 +1,8 @@
 #pragma once
 // The admission webhooks inside `kvcache operator`: on every replica (no Lease needed), an HTTPS
-// server with the Pod mutate and freeze handlers, resolving against the manager's informer caches
-// (pools, backends, the gpustack-settings ConfigMap) and live reads, reporting decisions as
-// metrics and Events.
+// server with the Pod mutate and freeze handlers and the pool and Binding validation, resolving
+// against the manager's informer caches (Bindings, pools, backends, the gpustack-settings
+// ConfigMap) with live reads on a miss, reporting decisions as metrics and Events.
 
 #include <atomic>
 #include <memory>
@@ -50,6 +50,7 @@ private:
 
   WebhookOptions options_;
   runtime::Manager* manager_ = nullptr;
+  runtime::InformerPtr bindings_;
   runtime::InformerPtr pools_;
   runtime::InformerPtr backends_;
   runtime::InformerPtr settings_;

@@ -7,7 +7,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "kvc/store/policy_file.h"
+#include "kvc/policy/tenant_quota_policy.h"
 #include "kvc/store/recut.h"
 #include "store_env.h"
 
@@ -38,13 +38,13 @@ protected:
   }
 
   // The policy the master persisted through its file connector.
-  std::vector<TenantPolicy> persistedPolicy() const {
+  std::vector<policy::TenantPolicy> persistedPolicy() const {
     std::ifstream in(env_->value("KVC_STORE_POLICY_FILE"));
     std::ostringstream text;
     text << in.rdbuf();
-    auto tenants = parsePolicyFile(text.str());
+    auto tenants = policy::parsePolicyFile(text.str());
     EXPECT_TRUE(tenants.ok()) << tenants.status().message() << "\n" << text.str();
-    return tenants.ok() ? *tenants : std::vector<TenantPolicy>{};
+    return tenants.ok() ? *tenants : std::vector<policy::TenantPolicy>{};
   }
 
   const StoreEnv* env_ = nullptr;
@@ -77,7 +77,7 @@ TEST_F(Ledger, TwoTenantsWhoseCeilingsFitAreGrantedTheirCeilings) {
   ASSERT_TRUE(metrics.ok());
   EXPECT_EQ(metrics->tenants.at("team-a").effective_bytes, a);
   EXPECT_EQ(metrics->effective_bytes_sum, a + b);
-  EXPECT_EQ(persistedPolicy(), (std::vector<TenantPolicy>{{"team-a", a}, {"team-b", b}}));
+  EXPECT_EQ(persistedPolicy(), (std::vector<policy::TenantPolicy>{{"team-a", a}, {"team-b", b}}));
 }
 
 TEST_F(Ledger, CeilingsPastTheCapacityAreCutInProportion) {

@@ -1,7 +1,4 @@
-#include "kvc/store/policy_file.h"
-
-#include <dirent.h>
-#include <unistd.h>
+#include "kvc/policy/tenant_quota_policy.h"
 
 #include <gtest/gtest.h>
 
@@ -11,18 +8,18 @@
 #include <string>
 #include <vector>
 
-#include "fixtures.h"
+#include "../store/fixtures.h"
 
-namespace kvc::store {
+namespace kvc::policy {
 namespace {
 
-TEST(PolicyFileTest, EmptyLedgerRendersAnEmptySequence) {
+TEST(TenantQuotaPolicyTest, EmptyLedgerRendersAnEmptySequence) {
   auto text = renderPolicyFile({});
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(*text, "version: 1\ntenants: []\n");
 }
 
-TEST(PolicyFileTest, TenantsAreSortedQuotedAndInBytes) {
+TEST(TenantQuotaPolicyTest, TenantsAreSortedQuotedAndInBytes) {
   auto text = renderPolicyFile({{"team-b", 536870912}, {"team-a", 268435456}, {"a\"b\\c", 1}});
   ASSERT_TRUE(text.ok()) << text.status().message();
   EXPECT_EQ(*text,
@@ -36,7 +33,7 @@ TEST(PolicyFileTest, TenantsAreSortedQuotedAndInBytes) {
             "    quota: 536870912\n");
 }
 
-TEST(PolicyFileTest, RenderedFilesReadBackToTheSameTenants) {
+TEST(TenantQuotaPolicyTest, RenderedFilesReadBackToTheSameTenants) {
   const std::vector<TenantPolicy> tenants = {
       {"yes", 1}, {"123", 2}, {"#x", 3}, {"x: y", 4}, {"-x", 5}, {"ünï", 6}, {"a'b", 7},
       {"max", INT64_MAX}};
@@ -50,19 +47,19 @@ TEST(PolicyFileTest, RenderedFilesReadBackToTheSameTenants) {
   EXPECT_EQ(*back, sorted);
 }
 
-TEST(PolicyFileTest, ReadsTheMastersOwnRewrite) {
+TEST(TenantQuotaPolicyTest, ReadsTheMastersOwnRewrite) {
   auto tenants =
-      parsePolicyFile(testing::readFixture(testing::kCurrent, "policy_file_saved_by_master.yaml"));
+      parsePolicyFile(store::testing::readFixture(store::testing::kCurrent, "policy_file_saved_by_master.yaml"));
   ASSERT_TRUE(tenants.ok()) << tenants.status().message();
   ASSERT_EQ(tenants->size(), 1u);
   EXPECT_EQ((*tenants)[0], (TenantPolicy{"team-a", 67108864}));
 }
 
-TEST(PolicyFileTest, RefusesTheQuotaPast2To63ThatAn0312MasterSaved) {
+TEST(TenantQuotaPolicyTest, RefusesTheQuotaPast2To63ThatAn0312MasterSaved) {
   // 0.3.12.post1 accepted a PUT of 2^63 bytes and wrote it to its file; 0.3.13 refuses such a
   // file at start, and so do we.
   auto tenants =
-      parsePolicyFile(testing::readFixture(testing::kLegacy, "policy_file_saved_by_master.yaml"));
+      parsePolicyFile(store::testing::readFixture(store::testing::kLegacy, "policy_file_saved_by_master.yaml"));
   ASSERT_FALSE(tenants.ok());
   EXPECT_NE(tenants.status().message().find("tenants[1]"), std::string::npos)
       << tenants.status().message();
@@ -70,7 +67,7 @@ TEST(PolicyFileTest, RefusesTheQuotaPast2To63ThatAn0312MasterSaved) {
       << tenants.status().message();
 }
 
-TEST(PolicyFileTest, NothingInvalidIsRendered) {
+TEST(TenantQuotaPolicyTest, NothingInvalidIsRendered) {
   const std::vector<std::vector<TenantPolicy>> bad = {
       {{"", 1}},
       {{"_system", 1}},
@@ -89,14 +86,14 @@ TEST(PolicyFileTest, NothingInvalidIsRendered) {
   }
 }
 
-TEST(PolicyFileTest, DuplicateIsReportedAtItsSecondOccurrence) {
+TEST(TenantQuotaPolicyTest, DuplicateIsReportedAtItsSecondOccurrence) {
   auto text = renderPolicyFile({{"a", 1}, {"b", 1}, {"a", 2}});
   ASSERT_FALSE(text.ok());
   EXPECT_NE(text.status().message().find("tenants[2]"), std::string::npos)
       << text.status().message();
 }
 
-TEST(PolicyFileTest, QuotaUnitsAreTheMastersBinaryCaseSensitiveOnes) {
+TEST(TenantQuotaPolicyTest, QuotaUnitsAreTheMastersBinaryCaseSensitiveOnes) {
   EXPECT_EQ(*parsePolicyQuota("7"), 7);
   EXPECT_EQ(*parsePolicyQuota("5B"), 5);
   EXPECT_EQ(*parsePolicyQuota("3KB"), 3072);
@@ -110,7 +107,7 @@ TEST(PolicyFileTest, QuotaUnitsAreTheMastersBinaryCaseSensitiveOnes) {
   }
 }
 
-TEST(PolicyFileTest, ParsingFollowsTheMastersRules) {
+TEST(TenantQuotaPolicyTest, ParsingFollowsTheMastersRules) {
   auto units = parsePolicyFile("version: 1\ntenants:\n  - name: a\n    quota: 1MB\n");
   ASSERT_TRUE(units.ok()) << units.status().message();
   EXPECT_EQ((*units)[0].quota_bytes, 1048576);
@@ -130,67 +127,21 @@ TEST(PolicyFileTest, ParsingFollowsTheMastersRules) {
   }
 }
 
-class PolicyFileWriteTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/kvc-policy-test.XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    for (const std::string& name : entries()) {
-      ::unlink((dir_ + "/" + name).c_str());
-    }
-    ::rmdir(dir_.c_str());
-  }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    if (DIR* d = ::opendir(dir_.c_str())) {
-      while (dirent* e = ::readdir(d)) {
-        const std::string name = e->d_name;
-        if (name != "." && name != "..") {
-          names.push_back(name);
-        }
-      }
-      ::closedir(d);
-    }
-    return names;
-  }
-  std::string read(const std::string& path) const {
-    std::ifstream in(path);
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
-  }
-
-  std::string dir_;
-};
-
-TEST_F(PolicyFileWriteTest, ReplacesTheFileAndLeavesNoTemporary) {
-  const std::string path = dir_ + "/tenant_quotas.yaml";
-  ASSERT_TRUE(writePolicyFileAtomic(path, "version: 1\ntenants: []\n").ok());
-  EXPECT_EQ(read(path), "version: 1\ntenants: []\n");
-  auto text = renderPolicyFile({{"team-a", 1024}});
-  ASSERT_TRUE(text.ok());
-  ASSERT_TRUE(writePolicyFileAtomic(path, *text).ok());
-  EXPECT_EQ(read(path), *text);
-  EXPECT_EQ(entries(), std::vector<std::string>{"tenant_quotas.yaml"});
-}
-
-TEST_F(PolicyFileWriteTest, MissingDirectoryFailsWithoutWriting) {
-  const Status status = writePolicyFileAtomic(dir_ + "/missing/tenant_quotas.yaml", "x");
-  ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.code(), StatusCode::FailedPrecondition);
-  EXPECT_NE(status.message().find("writable"), std::string::npos) << status.message();
-}
-
-TEST_F(PolicyFileWriteTest, ADirectoryInTheWayFailsAndCleansUp) {
-  const std::string path = dir_ + "/tenant_quotas.yaml";
-  ASSERT_EQ(::mkdir(path.c_str(), 0755), 0);
-  EXPECT_FALSE(writePolicyFileAtomic(path, "x").ok());
-  ::rmdir(path.c_str());
-  EXPECT_TRUE(entries().empty());
+TEST(TenantQuotaPolicyTest, TheSeedConfigMapHoldsTheDocumentLabelledLikeTheBackend) {
+  auto cm = tenantQuotaPolicyConfigMap("mooncake-dram", "gpustack-system",
+                                       {{"team-b", 8589934592}, {"default", 8589934592}});
+  ASSERT_TRUE(cm.ok()) << cm.status().message();
+  EXPECT_EQ((*cm)["metadata"]["name"], "mooncake-dram-tenant-quota-policy");
+  EXPECT_EQ((*cm)["metadata"]["namespace"], "gpustack-system");
+  EXPECT_EQ((*cm)["metadata"]["labels"]["app.kubernetes.io/instance"], "mooncake-dram");
+  EXPECT_EQ((*cm)["metadata"]["labels"]["app.kubernetes.io/component"], "tenant-quota-policy");
+  EXPECT_EQ((*cm)["data"]["tenant-quota-policy.yaml"],
+            "version: 1\ntenants:\n  - name: \"default\"\n    quota: 8589934592\n"
+            "  - name: \"team-b\"\n    quota: 8589934592\n");
+  // Nothing partial is ever rendered.
+  EXPECT_FALSE(tenantQuotaPolicyConfigMap("b", "ns", {{"_reserved", 1}}).ok());
+  EXPECT_FALSE(tenantQuotaPolicyConfigMap("b", "ns", {{"a", 1}, {"a", 2}}).ok());
 }
 
 }  // namespace
-}  // namespace kvc::store
+}  // namespace kvc::policy

@@ -139,7 +139,7 @@ TEST_F(ControllerTest, TerminalErrorsWaitForAChangeBehindABackstop) {
   ASSERT_TRUE(step());
   EXPECT_EQ(controller_->queue().numRequeues("ns/b"), 0);  // not rate-limited
   clock_.advance(minutes(5) - milliseconds(1));
-  EXPECT_FALSE(step());  // not retried before the backstop
+  EXPECT_FALSE(step());                      // not retried before the backstop
   controller_->enqueue(Request{"ns", "b"});  // a watch event: the input changed
   ASSERT_TRUE(step());
   clock_.advance(minutes(5));

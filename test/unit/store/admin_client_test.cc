@@ -122,7 +122,7 @@ TEST_F(AdminClientTest, RefusalsAreTyped) {
   EXPECT_EQ(put.error().kind(), StoreErrorKind::PersistFailed);
   EXPECT_EQ(put.error().httpStatus(), 500);
   EXPECT_EQ(put.error().errorCode(), kErrPersistentFail);
-  EXPECT_NE(put.error().message().find("writing the quota of tenant \"team-c\""),
+  EXPECT_NE(put.error().message().find("writing the quota of reuse domain \"team-c\""),
             std::string::npos)
       << put.error().message();
 }

@@ -21,8 +21,8 @@ struct EngineCli {
   std::string_view engine;                  // "vllm" | "sglang"
   std::string_view version;                 // the release the flag list was extracted from
   std::span<const std::string_view> flags;  // every long option, sorted and unique
-  bool underscore_forms = false;             // the parser maps '_' to '-' in option names
-  bool dotted_members = false;               // the parser reads --flag.key=value
+  bool underscore_forms = false;            // the parser maps '_' to '-' in option names
+  bool dotted_members = false;              // the parser reads --flag.key=value
 };
 
 // The flag tables of every release we know for that engine (vLLM-Ascend reads vLLM's parser).

@@ -40,7 +40,7 @@ struct InjectionSummary {
   ClientRender render;
   std::vector<std::string> overwritten_env;  // names that replaced the container's own entries
   std::vector<std::string> kept_env;         // observability toggles the container already set
-  bool hierarchical_cache_kept = false;       // SGLang: the container already named the switch
+  bool hierarchical_cache_kept = false;      // SGLang: the container already named the switch
   std::string launch_program;
   bool launch_args_forwarded = false;
   std::string record;  // the kvcache.gpustack.ai/injected annotation

@@ -39,8 +39,7 @@ inline constexpr std::string_view kStandaloneStoreMode = "standalone-store";
 inline constexpr long long kGlobalSegmentSize = 0;
 inline constexpr long long kLocalBufferSize = 134217728;  // 128 MiB, vLLM family only
 
-// The pool condition that gates injection.
-inline constexpr std::string_view kConditionLedger = "QuotaLedgerAvailable";
-inline constexpr std::string_view kReasonMultiTenancyDisabled = "MultiTenancyDisabled";
+// The pool condition that gates injection is api::pool::kQuotaLedgerAvailable
+// (api/pool_conditions.h).
 
 }  // namespace kvc::policy

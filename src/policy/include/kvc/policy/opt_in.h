@@ -17,10 +17,10 @@ namespace kvc::policy {
 
 struct OptIn {
   Engine engine = Engine::VLLM;
-  Role role = Role::None;             // always None on SGLang, which ignores the annotation
-  std::string binding;                // the Binding's name, in the Pod's namespace
+  Role role = Role::None;                // always None on SGLang, which ignores the annotation
+  std::string binding;                   // the Binding's name, in the Pod's namespace
   std::optional<std::string> container;  // the container annotation, when present
-  bool forwarding_declared = false;    // launch-args-forwarded: "true"
+  bool forwarding_declared = false;      // launch-args-forwarded: "true"
 };
 
 struct NotOptedIn {};

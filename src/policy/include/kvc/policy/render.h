@@ -27,10 +27,10 @@ struct EnvVar {
 };
 
 struct ClientRender {
-  std::string_view vehicle;         // "file" | "environment"
-  std::vector<EnvVar> env;          // written over any same-named entry, in place
-  std::vector<EnvVar> env_defaults;  // written only where the container does not set them
-  std::vector<std::string> args;    // appended after the container's own args
+  std::string_view vehicle;                  // "file" | "environment"
+  std::vector<EnvVar> env;                   // written over any same-named entry, in place
+  std::vector<EnvVar> env_defaults;          // written only where the container does not set them
+  std::vector<std::string> args;             // appended after the container's own args
   std::optional<std::string> client_config;  // the projected file's JSON (vLLM family)
 };
 

@@ -21,9 +21,9 @@ struct Resolution {
   std::string binding;        // the Binding's name
   std::string pool;
   std::string backend;
-  std::string master_address;  // the pool's status.clientEndpoint
-  std::string protocol;       // artifact spelling of the matched group's transport
-  api::ReuseDomain domain;    // the Binding's reuse domain, recorded either way
+  std::string master_address;    // the pool's status.clientEndpoint
+  std::string protocol;          // artifact spelling of the matched group's transport
+  api::ReuseDomain domain;       // the Binding's reuse domain, recorded either way
   bool tenant_injected = false;  // false when the store is declared single-tenant
 };
 

@@ -101,7 +101,7 @@ struct InformerStats {
   std::uint64_t events = 0;          // watch events applied (bookmarks excluded)
   std::uint64_t bookmarks = 0;
   std::uint64_t handler_failures = 0;  // handlers that threw
-  std::string resource_version;      // last version seen
+  std::string resource_version;        // last version seen
 };
 
 class Informer {

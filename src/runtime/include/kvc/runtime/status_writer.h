@@ -59,10 +59,15 @@ public:
 
   using ComputeStatus = std::function<Result<Json>(const Json& current)>;
 
+  // Whether the writer stamps status.observedGeneration: yes for the object's own controller;
+  // no for a controller that writes a part of another kind's status (a pool claiming its
+  // backend in backend.status.usedBy), which has not evaluated that object's spec.
+  enum class Generation { Stamp, Keep };
+
   // `resource` is the kind whose status is written; `metrics` (optional) counts writes as
   // kvcache_status_writes_total{resource, outcome}.
   StatusWriter(kube::ClientPtr client, kube::ResourceType resource, Registry* metrics = nullptr,
-               const Clock& clock = realClock());
+               const Clock& clock = realClock(), Generation generation = Generation::Stamp);
 
   Result<StatusWrite> write(const Json& current, Json status, std::stop_token stop = {}) const;
   Result<StatusWrite> update(const Cache& cache, const std::string& key,
@@ -74,6 +79,7 @@ private:
   kube::ClientPtr client_;
   kube::ResourceType resource_;
   const Clock& clock_;
+  Generation generation_;
   CounterFamily* writes_ = nullptr;
 };
 

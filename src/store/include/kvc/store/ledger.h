@@ -51,7 +51,7 @@ StoreResult<TenantQuota> parseTenantQuotaEntry(std::string_view body);
 StoreResult<std::optional<TenantQuota>> parseTenantQuotaDeleted(std::string_view body);
 
 // Classifies a non-200 answer of a ledger route. `what` names the action for the message
-// ("reading the tenant ledger", "writing the quota of tenant team-a", ...).
+// ("reading the tenant ledger", "writing the quota of reuse domain \"team-a\"", ...).
 StoreError classifyLedgerRefusal(int http_status, std::string_view body, std::string_view what);
 
 }  // namespace kvc::store

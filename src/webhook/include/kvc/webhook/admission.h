@@ -22,14 +22,14 @@ inline constexpr std::size_t kMaxReviewBytes = 8 * 1024 * 1024;
 
 struct AdmissionRequest {
   std::string uid;
-  std::string kind;         // the object's kind, e.g. "Pod"
-  std::string resource;     // e.g. "pods"
+  std::string kind;          // the object's kind, e.g. "Pod"
+  std::string resource;      // e.g. "pods"
   std::string sub_resource;  // e.g. "status"
-  std::string operation;    // CREATE | UPDATE | DELETE | CONNECT
+  std::string operation;     // CREATE | UPDATE | DELETE | CONNECT
   std::string name;
   std::string namespace_name;
   bool dry_run = false;
-  Json object;     // null when absent
+  Json object;      // null when absent
   Json old_object;  // null when absent
 };
 

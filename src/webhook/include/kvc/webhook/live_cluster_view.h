@@ -1,9 +1,13 @@
 #pragma once
-// The webhook's view of the cluster (DESIGN.md §3.1): the Binding read live from the API server,
-// because a Binding created a moment ago or being deleted right now must be seen as it is; pools
-// and backends from informer caches, with a consistent live read on a miss so an object the
-// cache has not caught up with yet is not reported missing. Read errors stay errors — the
+// The webhook's view of the cluster (DESIGN.md §3.1): Bindings, pools and backends from informer
+// caches, with a consistent live read on a miss, so an object the cache has not caught up with
+// yet (a Binding created a moment ago) is not reported missing. Read errors stay errors — the
 // injection reports them as an outage, never as "does not exist".
+//
+// A Binding's deletion the cache has not seen yet is not a hole: the pool controller releases a
+// Binding's ledger entry only once the webhook's timeout has passed since its deletionTimestamp
+// and a fresh list of the labelled Pods naming it is empty, so a Pod admitted on a stale cache
+// holds the Binding (HeldByWorkloads) instead of being injected against a released tenant.
 
 #include <chrono>
 #include <memory>
@@ -16,11 +20,12 @@ namespace kvc::webhook {
 
 class LiveClusterView : public policy::ClusterView {
 public:
-  // `pools` and `backends` are the caches of the informers on those kinds, which must outlive
-  // the view; null reads every object live (`kvcache inject --kubeconfig`). `timeout` bounds
-  // every live read.
-  LiveClusterView(kube::ClientPtr client, const runtime::Cache* pools,
-                  const runtime::Cache* backends, std::chrono::milliseconds timeout);
+  // `bindings`, `pools` and `backends` are the caches of the informers on those kinds, which
+  // must outlive the view; null reads that kind live (`kvcache inject --kubeconfig`).
+  // `timeout` bounds every live read.
+  LiveClusterView(kube::ClientPtr client, const runtime::Cache* bindings,
+                  const runtime::Cache* pools, const runtime::Cache* backends,
+                  std::chrono::milliseconds timeout);
 
   // policy::ClusterView
   policy::Lookup<api::KVCachePoolBinding> binding(std::string_view ns,
@@ -29,9 +34,10 @@ public:
   policy::Lookup<api::KVCacheBackend> backend(std::string_view name) const override;
 
 private:
-  kube::Api bindings_;
+  kube::Api bindings_api_;
   kube::Api pools_api_;
   kube::Api backends_api_;
+  const runtime::Cache* bindings_;
   const runtime::Cache* pools_;
   const runtime::Cache* backends_;
 };

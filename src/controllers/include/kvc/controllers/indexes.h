@@ -1,0 +1,37 @@
+#pragma once
+// The cache indexes the controllers look objects up by — those of our kinds are api/indexes.h,
+// shared with the webhooks — and the informer projection of the labelled Pods that hold
+// Bindings. One definition each, so every registration of a shared informer asks for the same
+// cache.
+
+#include <string>
+#include <vector>
+
+#include "kvc/api/indexes.h"
+#include "kvc/common/json.h"
+#include "kvc/runtime/informer.h"
+
+namespace kvc::controllers {
+
+using api::bindingDomain;
+using api::bindingPool;
+using api::kBindingsByDomain;
+using api::kBindingsByPool;
+using api::kPoolsByBackend;
+using api::poolBackends;
+
+// Pod -> "<namespace>/<kvcache.gpustack.ai/binding annotation>".
+inline constexpr const char* kPodsByBinding = "binding";
+
+std::vector<std::string> podBinding(const Json& pod);
+
+// What the controllers read of a labelled Pod: its Binding annotation and its phase (plus the
+// identity every projection keeps). About 300 bytes a Pod in the cache.
+runtime::Transform heldPodProjection();
+// The selector of that informer: the injection opt-in label.
+std::string heldPodSelector();
+
+// A Pod that still runs, or may: not Succeeded or Failed.
+bool podActive(const Json& pod);
+
+}  // namespace kvc::controllers

@@ -1,0 +1,205 @@
+#include "kvc/webhook/quota_handlers.h"
+
+#include <optional>
+#include <set>
+
+#include "kvc/api/backend.h"
+#include "kvc/api/binding.h"
+#include "kvc/api/indexes.h"
+#include "kvc/api/pool.h"
+#include "kvc/kube/resource.h"
+#include "kvc/policy/quota_admission.h"
+
+namespace kvc::webhook {
+namespace {
+
+template <typename T> using Found = Result<std::optional<T>>;
+
+// From the cache, else a live read; NotFound is an answer (nullopt), anything else an error.
+template <typename T>
+Found<T> lookUp(const runtime::Cache* cache, const kube::Api& api, const std::string& key,
+                const std::string& name, Result<T> (*decode)(const Json&)) {
+  if (cache != nullptr) {
+    if (runtime::ObjectPtr object = cache->get(key)) {
+      Result<T> decoded = decode(*object);
+      if (!decoded.ok()) {
+        return decoded.status();
+      }
+      return std::optional<T>(std::move(decoded).value());
+    }
+  }
+  auto live = api.getOptional(name);
+  if (!live.ok()) {
+    return live.status();
+  }
+  if (!live->has_value()) {
+    return std::optional<T>();
+  }
+  Result<T> decoded = decode(**live);
+  if (!decoded.ok()) {
+    return decoded.status();
+  }
+  return std::optional<T>(std::move(decoded).value());
+}
+
+AdmissionResponse internalError(const std::string& uid, const Status& status,
+                                const std::string& what) {
+  return deny(uid, 500, "InternalError",
+              what + " failed, so the request can be judged neither way (" + status.message() +
+                  "); it is not a verdict on the object. Retry once the API server answers");
+}
+
+AdmissionResponse verdictResponse(const std::string& uid, std::string_view kind,
+                                  const std::string& name, const policy::AdmissionVerdict& verdict) {
+  AdmissionResponse response;
+  if (verdict.allowed()) {
+    response = allow(uid);
+  } else {
+    response = deny(uid, 422, "Invalid", policy::invalidMessage(kind, name, verdict.errors));
+    for (const policy::FieldError& error : verdict.errors) {
+      response.causes.push_back({std::string(policy::fieldErrorReason(error.type)),
+                                 policy::describeFieldError(error), error.field});
+    }
+  }
+  response.warnings = verdict.warnings;
+  return response;
+}
+
+policy::AdmissionOperation operationOf(const AdmissionRequest& request) {
+  return request.operation == "UPDATE" ? policy::AdmissionOperation::Update
+                                       : policy::AdmissionOperation::Create;
+}
+
+}  // namespace
+
+QuotaAdmission::QuotaAdmission(kube::ClientPtr client, QuotaCaches caches,
+                               SettingsSource settings, std::chrono::milliseconds live_timeout)
+    : client_(std::move(client)), caches_(caches), settings_(std::move(settings)),
+      live_timeout_(live_timeout) {}
+
+AdmissionResponse QuotaAdmission::admitPool(const AdmissionRequest& request) const {
+  if (request.operation != "CREATE" && request.operation != "UPDATE") {
+    return allow(request.uid);
+  }
+  auto pool = api::poolFromJson(request.object);
+  if (!pool.ok()) {
+    return deny(request.uid, 400, "BadRequest", "KVCachePool: " + pool.status().message());
+  }
+  policy::PoolAdmission admission;
+  admission.operation = operationOf(request);
+  admission.pool = *pool;
+  if (admission.operation == policy::AdmissionOperation::Update) {
+    auto old = api::poolFromJson(request.old_object);
+    if (old.ok()) {
+      admission.old = std::move(old).value();
+    }
+  } else if (pool->spec.backends.size() == 1 && !pool->spec.backends.front().empty()) {
+    const std::string& name = pool->spec.backends.front();
+    kube::Api backends =
+        kube::Api(client_, kube::resources::kvCacheBackends()).withTimeout(live_timeout_);
+    auto backend = lookUp(caches_.backends, backends, name, name, &api::backendFromJson);
+    if (!backend.ok()) {
+      return internalError(request.uid, backend.status(), "reading KVCacheBackend \"" + name + "\"");
+    }
+    admission.backend = std::move(backend).value();
+  }
+  return verdictResponse(request.uid, api::kKindPool, pool->metadata.name,
+                         policy::admitPool(admission));
+}
+
+AdmissionResponse QuotaAdmission::admitBinding(const AdmissionRequest& request) const {
+  if (request.operation != "CREATE" && request.operation != "UPDATE") {
+    return allow(request.uid);
+  }
+  Json object = request.object;
+  if (object.is_object() && object.contains("metadata") && object["metadata"].is_object() &&
+      !object["metadata"].contains("namespace")) {
+    object["metadata"]["namespace"] = request.namespace_name;
+  }
+  auto binding = api::bindingFromJson(object);
+  if (!binding.ok()) {
+    return deny(request.uid, 400, "BadRequest",
+                "KVCachePoolBinding: " + binding.status().message());
+  }
+  policy::BindingAdmission admission;
+  admission.operation = operationOf(request);
+  admission.binding = *binding;
+  admission.dtype_owned = settings_ ? settings_().kv_cache_dtype_owned : true;
+  if (admission.operation == policy::AdmissionOperation::Update) {
+    auto old = api::bindingFromJson(request.old_object);
+    if (old.ok()) {
+      admission.old = std::move(old).value();
+    }
+  }
+  const bool create = admission.operation == policy::AdmissionOperation::Create || !admission.old;
+  const bool ceiling_moved =
+      create || admission.old->spec.quota_ceiling != binding->spec.quota_ceiling;
+  if (!ceiling_moved || binding->spec.pool_ref.empty()) {
+    return verdictResponse(request.uid, api::kKindBinding, binding->metadata.name,
+                           policy::admitBinding(admission));
+  }
+
+  // The pool (for the ceiling) and, on CREATE, the master it draws on.
+  const std::string& pool_name = binding->spec.pool_ref;
+  kube::Api pools_api = kube::Api(client_, kube::resources::kvCachePools()).withTimeout(live_timeout_);
+  auto pool = lookUp(caches_.pools, pools_api, pool_name, pool_name, &api::poolFromJson);
+  if (!pool.ok()) {
+    return internalError(request.uid, pool.status(), "reading KVCachePool \"" + pool_name + "\"");
+  }
+  admission.pool_looked_up = true;
+  admission.pool = std::move(pool).value();
+  if (create && admission.pool && admission.pool->spec.backends.size() == 1) {
+    admission.backend = admission.pool->spec.backends.front();
+    kube::Api backends_api =
+        kube::Api(client_, kube::resources::kvCacheBackends()).withTimeout(live_timeout_);
+    auto backend = lookUp(caches_.backends, backends_api, admission.backend, admission.backend,
+                          &api::backendFromJson);
+    if (!backend.ok()) {
+      return internalError(request.uid, backend.status(),
+                           "reading KVCacheBackend \"" + admission.backend + "\"");
+    }
+    admission.ledger = policy::ledgerKnowledge(*admission.pool, *backend);
+    // Every Binding of every pool on that backend: the master's registered domains.
+    std::vector<Json> pools_on_master;
+    std::vector<Json> bindings_on_master;
+    if (caches_.pools != nullptr && caches_.bindings != nullptr) {
+      for (const runtime::ObjectPtr& p : caches_.pools->byIndex(api::kPoolsByBackend,
+                                                                admission.backend)) {
+        for (const runtime::ObjectPtr& b :
+             caches_.bindings->byIndex(api::kBindingsByPool, kube::object::name(*p))) {
+          bindings_on_master.push_back(*b);
+        }
+      }
+    } else {
+      auto pools = pools_api.listAll();
+      kube::Api bindings_api =
+          kube::Api(client_, kube::resources::kvCachePoolBindings()).withTimeout(live_timeout_);
+      auto bindings = bindings_api.listAll();
+      if (!pools.ok() || !bindings.ok()) {
+        return internalError(request.uid, pools.ok() ? bindings.status() : pools.status(),
+                             "listing the Bindings on KVCacheBackend \"" + admission.backend + "\"");
+      }
+      std::set<std::string> on_master;
+      for (const Json& p : pools->items) {
+        const auto backends = api::poolBackends(p);
+        if (backends.size() == 1 && backends.front() == admission.backend) {
+          on_master.insert(kube::object::name(p));
+        }
+      }
+      for (const Json& b : bindings->items) {
+        const auto names = api::bindingPool(b);
+        if (!names.empty() && on_master.count(names.front()) > 0) {
+          bindings_on_master.push_back(b);
+        }
+      }
+    }
+    for (const Json& b : bindings_on_master) {
+      admission.siblings.push_back({kube::object::namespaceName(b), kube::object::name(b),
+                                    api::bindingDomain(b).front()});
+    }
+  }
+  return verdictResponse(request.uid, api::kKindBinding, binding->metadata.name,
+                         policy::admitBinding(admission));
+}
+
+}  // namespace kvc::webhook

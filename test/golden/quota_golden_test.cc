@@ -1,0 +1,821 @@
+// The quota corpus: the pure status and decision functions of the quota half (policy layer),
+// one YAML input per case under test/golden/quota/<area>/NNN-behaviour.yaml, each compared with
+// its .golden next to it. KVC_UPDATE_GOLDEN=1 rewrites the goldens; a golden without an input
+// fails the run, and so does an input key the area's schema does not know.
+//
+// Byte figures in inputs are an integer or a quantity ("8Gi"). `now` defaults to
+// 2025-06-01T12:00:00Z and `generation` to the object's metadata.generation (what the
+// controllers pass). status.observedGeneration is stamped by the status writer, not by these
+// functions, so the goldens show whatever the previous status carried.
+//
+// binding-status  (policy::bindingStatus and policy::bindingReleased)
+//   binding:  a whole KVCachePoolBinding (api::bindingFromJson): metadata (deletionTimestamp,
+//             finalizers), spec, and the status as last written
+//   facts:    {backend, contestedWith: [ns/name], holders: [Kind/name],
+//              admissionWindowCloses: RFC 3339, nothingOwed, domainClaimedElsewhere}
+//   reading:  the MasterReading, see below
+//   golden:   {"status": bindingStatusToJson(...), "bindingReleased": bool}
+//
+// pool-status  (policy::poolStatus)
+//   pool:     a whole KVCachePool (api::poolFromJson), previous status included
+//   facts:    {resolution: NotSingular|NotFound|EndpointsNotPublished|Resolved,
+//              backend (default: spec.backends[0]), clientEndpoint,
+//              bindings: [whole KVCachePoolBinding objects], contestedDomains: [domain],
+//              holdingBindings: [ns/name]}
+//   reading:  the MasterReading, see below
+//   golden:   poolStatusToJson(...)
+//
+// The MasterReading of binding-status and pool-status:
+//   reading: {adminAddress, ledger: NoLedger|Unreachable|Read (default Unreachable),
+//             declaredSingleTenant, tenants: [{id, requested, explicit (default false),
+//             effective (the ledger's grant, default 0)}],
+//             ledgerError, persistError, retained: [domain], removalErrors: {domain: message},
+//             scraped, scrapeError, allocatable, totalCapacity,
+//             tenantFigures: {domain: {requested, effective, occupancy, overQuota,
+//                                      explicitPolicy}},   (each absent unless given)
+//             inFlight}
+//
+// backend-status  (policy::externalBackendStatus)
+//   backend:  a whole external KVCacheBackend (api::backendFromJson), previous status included
+//   facts:    {consumers: [pool], droppedStale}
+//   reading:  {adminAddress (default: the spec's Admin endpoint; "" for none),
+//              health: Unreadable|NotServing|Serving (default Unreadable), healthError, role,
+//              haState, metricsRead, metricsError, totalCapacity, allocated, totalFileCapacity,
+//              allocatedFile, putStart, putEnd, putRevoke,
+//              listing: NotRead|Failed|TooLarge|NotServed|Read (default NotRead), listingError,
+//              segments: [{segmentID, clientID, segmentName, teEndpoint, protocol, status,
+//                          allocatorUsed}]}
+//   golden:   backendStatusToJson(...)
+//
+// ledger-plan  (policy::desiredLedger, then policy::planLedger)
+//   claims:     [{domain, binding: ns/name, pool, ceiling, deleting}]
+//   observed:   [{id, requested, explicit (default false)}]   the master's ledger as read
+//   registered: [domain]   the domains this operator registered
+//   releasable: [domain]   releasing domains whose release is due
+//   golden:     {"desired": {tenants, contested, releasing}, "plan": {puts, deletes, held}}
+//
+// admission-pool  (policy::admitPool)
+//   operation: CREATE|UPDATE, pool: a whole KVCachePool, old: the stored one (UPDATE),
+//   backend:   the KVCacheBackend spec.backends[0] names, as looked up; absent or null: NotFound
+//   golden:    the verdict (below)
+//
+// admission-binding  (policy::admitBinding, and policy::ledgerKnowledge)
+//   operation: CREATE|UPDATE, binding: a whole KVCachePoolBinding, old: the stored one (UPDATE),
+//   dtypeOwned (default true): the Setting model-deployment-kv-cache-dtype-owned,
+//   pool:      the KVCachePool as looked up; null: looked up and not found; absent: not looked up
+//   backend:   the pool's backend (default: pool.spec.backends[0] when there is exactly one)
+//   siblings:  [{binding: ns/name, domain}]   the other Bindings on that backend
+//   ledger:    HasLedger|NoLedger|Unknown (default Unknown), or FromPool:
+//              ledgerKnowledge(pool, backendObject), the result shown in the golden as "ledger"
+//   backendObject: a whole KVCacheBackend, for ledger: FromPool (absent: none)
+//   golden:    the verdict (below)
+//
+// The verdict: {"allowed", "errors": [{type, field, value?, detail}], "invalidMessage" (when
+// refused: policy::invalidMessage), "warnings"}.
+//
+// tenant-policy  (policy::renderPolicyFile and policy::tenantQuotaPolicyConfigMap)
+//   backend (default mooncake-dram), namespace (default gpustack-system),
+//   tenants: [{name, quota}] or [{nameHex, quota}] for bytes YAML cannot carry (invalid UTF-8)
+//   golden:  "# document" and the rendered text, then "# configMap" and the ConfigMap as JSON;
+//            or "# error" and the status. A rendered document must read back (parsePolicyFile)
+//            to the tenants sorted by name, and the ConfigMap must carry it verbatim.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "golden.h"
+#include "kvc/api/backend.h"
+#include "kvc/api/binding.h"
+#include "kvc/api/pool.h"
+#include "kvc/common/quantity.h"
+#include "kvc/common/yaml.h"
+#include "kvc/policy/backend_status.h"
+#include "kvc/policy/binding_status.h"
+#include "kvc/policy/field_error.h"
+#include "kvc/policy/master_reading.h"
+#include "kvc/policy/pool_status.h"
+#include "kvc/policy/quota_admission.h"
+#include "kvc/policy/quota_ledger.h"
+#include "kvc/policy/tenant_quota_policy.h"
+
+namespace kvc::policy {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kDir = KVC_GOLDEN_QUOTA_DIR;
+constexpr const char* kNow = "2025-06-01T12:00:00Z";
+
+// ---------------------------------------------------------------------------------------------
+// Reading an input: every helper names the field it could not read.
+
+struct BadInput : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void bad(const std::string& where, const std::string& why) {
+  throw BadInput(where + ": " + why);
+}
+
+std::string at(std::string_view where, std::string_view key) {
+  return where.empty() ? std::string(key) : std::string(where) + "." + std::string(key);
+}
+
+const Json* field(const Json& object, std::string_view key) {
+  auto it = object.find(std::string(key));
+  return it == object.end() ? nullptr : &*it;
+}
+
+// Refuses keys the schema does not know, so a misspelt fact cannot silently read as absent.
+void onlyKeys(const Json& object, std::string_view where,
+              std::initializer_list<std::string_view> keys) {
+  if (!object.is_object()) {
+    bad(std::string(where), "must be a mapping");
+  }
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      bad(at(where, key), "is not part of the schema (see quota_golden_test.cc)");
+    }
+  }
+}
+
+Json mapping(const Json& object, std::string_view where, std::string_view key) {
+  const Json* value = field(object, key);
+  if (value == nullptr || value->is_null()) {
+    return Json::object();
+  }
+  if (!value->is_object()) {
+    bad(at(where, key), "must be a mapping");
+  }
+  return *value;
+}
+
+Json list(const Json& object, std::string_view where, std::string_view key) {
+  const Json* value = field(object, key);
+  if (value == nullptr || value->is_null()) {
+    return Json::array();
+  }
+  if (!value->is_array()) {
+    bad(at(where, key), "must be a list");
+  }
+  return *value;
+}
+
+std::string text(const Json& object, std::string_view where, std::string_view key,
+                 std::string fallback = "") {
+  const Json* value = field(object, key);
+  if (value == nullptr || value->is_null()) {
+    return fallback;
+  }
+  if (!value->is_string()) {
+    bad(at(where, key), "must be a string");
+  }
+  return value->get<std::string>();
+}
+
+std::optional<std::string> optionalText(const Json& object, std::string_view where,
+                                        std::string_view key) {
+  if (field(object, key) == nullptr) {
+    return std::nullopt;
+  }
+  return text(object, where, key);
+}
+
+std::vector<std::string> texts(const Json& object, std::string_view where, std::string_view key) {
+  std::vector<std::string> out;
+  const Json items = list(object, where, key);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].is_string()) {
+      bad(at(where, key) + "[" + std::to_string(i) + "]", "must be a string");
+    }
+    out.push_back(items[i].get<std::string>());
+  }
+  return out;
+}
+
+bool flag(const Json& object, std::string_view where, std::string_view key,
+          bool fallback = false) {
+  const Json* value = field(object, key);
+  if (value == nullptr || value->is_null()) {
+    return fallback;
+  }
+  if (!value->is_boolean()) {
+    bad(at(where, key), "must be true or false");
+  }
+  return value->get<bool>();
+}
+
+std::optional<std::int64_t> optionalCount(const Json& object, std::string_view where,
+                                          std::string_view key) {
+  const Json* value = field(object, key);
+  if (value == nullptr || value->is_null()) {
+    return std::nullopt;
+  }
+  if (!value->is_number_integer()) {
+    bad(at(where, key), "must be an integer");
+  }
+  return value->get<std::int64_t>();
+}
+
+// An integer, or a quantity such as "8Gi".
+std::optional<std::int64_t> optionalBytes(const Json& object, std::string_view where,
+                                          std::string_view key) {
+  const Json* value = field(object, key);
+  if (value == nullptr || value->is_null()) {
+    return std::nullopt;
+  }
+  if (value->is_number_integer()) {
+    return value->get<std::int64_t>();
+  }
+  if (value->is_string()) {
+    auto bytes = parseQuantityBytes(value->get<std::string>());
+    if (!bytes.ok()) {
+      bad(at(where, key), bytes.status().message());
+    }
+    return *bytes;
+  }
+  bad(at(where, key), "must be bytes (an integer or a quantity such as 8Gi)");
+}
+
+std::int64_t bytes(const Json& object, std::string_view where, std::string_view key) {
+  auto value = optionalBytes(object, where, key);
+  if (!value) {
+    bad(at(where, key), "is required");
+  }
+  return *value;
+}
+
+template <typename T>
+T choice(const Json& object, std::string_view where, std::string_view key, T fallback,
+         const std::map<std::string, T>& names) {
+  const Json* value = field(object, key);
+  if (value == nullptr || value->is_null()) {
+    return fallback;
+  }
+  const std::string name = text(object, where, key);
+  auto it = names.find(name);
+  if (it == names.end()) {
+    std::string known;
+    for (const auto& [spelling, unused] : names) {
+      known += (known.empty() ? "" : "|") + spelling;
+    }
+    bad(at(where, key), "\"" + name + "\" is not one of " + known);
+  }
+  return it->second;
+}
+
+// A whole object decoded with the api decoder (e.g. api::bindingFromJson).
+template <typename Decoder>
+auto decoded(const Json& value, std::string_view where, Decoder decode) {
+  auto result = decode(value);
+  if (!result.ok()) {
+    bad(std::string(where), result.status().message());
+  }
+  return std::move(result).value();
+}
+
+template <typename Decoder>
+auto required(const Json& object, std::string_view key, Decoder decode) {
+  const Json* value = field(object, key);
+  if (value == nullptr || !value->is_object()) {
+    bad(std::string(key), "a whole object is required");
+  }
+  return decoded(*value, key, decode);
+}
+
+std::string nowOf(const Json& input) { return text(input, "", "now", kNow); }
+
+std::int64_t generationOf(const Json& input, const api::ObjectMeta& metadata) {
+  return optionalCount(input, "", "generation").value_or(metadata.generation);
+}
+
+std::string pretty(const Json& value) { return value.dump(2) + "\n"; }
+
+// "ns/name" split in two.
+std::pair<std::string, std::string> namespacedName(const std::string& key, std::string_view where) {
+  const auto slash = key.find('/');
+  if (slash == std::string::npos) {
+    bad(std::string(where), "\"" + key + "\" must be ns/name");
+  }
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// The MasterReading shared by binding-status and pool-status.
+
+MasterReading masterReading(const Json& in) {
+  constexpr std::string_view w = "reading";
+  onlyKeys(in, w,
+           {"adminAddress", "ledger", "declaredSingleTenant", "tenants", "ledgerError",
+            "persistError", "retained", "removalErrors", "scraped", "scrapeError", "allocatable",
+            "totalCapacity", "tenantFigures", "inFlight"});
+  MasterReading r;
+  r.admin_address = text(in, w, "adminAddress");
+  r.ledger = choice<LedgerState>(in, w, "ledger", LedgerState::Unreachable,
+                                 {{"NoLedger", LedgerState::NoLedger},
+                                  {"Unreachable", LedgerState::Unreachable},
+                                  {"Read", LedgerState::Read}});
+  r.declared_single_tenant = flag(in, w, "declaredSingleTenant");
+  const Json tenants = list(in, w, "tenants");
+  for (std::size_t i = 0; i < tenants.size(); ++i) {
+    const std::string where = "reading.tenants[" + std::to_string(i) + "]";
+    onlyKeys(tenants[i], where, {"id", "requested", "explicit", "effective"});
+    r.tenants.push_back({text(tenants[i], where, "id"), bytes(tenants[i], where, "requested"),
+                         flag(tenants[i], where, "explicit"),
+                         optionalBytes(tenants[i], where, "effective").value_or(0)});
+  }
+  r.ledger_error = text(in, w, "ledgerError");
+  r.persist_error = text(in, w, "persistError");
+  r.retained = texts(in, w, "retained");
+  const Json removal_errors = mapping(in, w, "removalErrors");
+  for (const auto& [domain, message] : removal_errors.items()) {
+    if (!message.is_string()) {
+      bad("reading.removalErrors." + domain, "must be a string");
+    }
+    r.removal_errors[domain] = message.get<std::string>();
+  }
+  r.scraped = flag(in, w, "scraped");
+  r.scrape_error = text(in, w, "scrapeError");
+  r.allocatable_bytes = optionalBytes(in, w, "allocatable");
+  r.total_capacity_bytes = optionalBytes(in, w, "totalCapacity");
+  const Json tenant_figures = mapping(in, w, "tenantFigures");
+  for (const auto& [domain, figures] : tenant_figures.items()) {
+    const std::string where = "reading.tenantFigures." + domain;
+    onlyKeys(figures, where,
+             {"requested", "effective", "occupancy", "overQuota", "explicitPolicy"});
+    TenantFigures f;
+    f.requested_bytes = optionalBytes(figures, where, "requested");
+    f.effective_bytes = optionalBytes(figures, where, "effective");
+    f.occupancy_bytes = optionalBytes(figures, where, "occupancy");
+    if (field(figures, "overQuota") != nullptr) {
+      f.over_quota = flag(figures, where, "overQuota");
+    }
+    if (field(figures, "explicitPolicy") != nullptr) {
+      f.explicit_policy = flag(figures, where, "explicitPolicy");
+    }
+    r.tenant_figures[domain] = f;
+  }
+  r.occupancy_includes_in_flight = flag(in, w, "inFlight");
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// binding-status
+
+std::string bindingStatusCase(const Json& in) {
+  onlyKeys(in, "", {"binding", "facts", "reading", "generation", "now"});
+  BindingFacts facts;
+  facts.binding = required(in, "binding", api::bindingFromJson);
+  const Json f = mapping(in, "", "facts");
+  onlyKeys(f, "facts",
+           {"backend", "contestedWith", "holders", "admissionWindowCloses", "nothingOwed",
+            "domainClaimedElsewhere"});
+  facts.backend = text(f, "facts", "backend");
+  facts.contested_with = texts(f, "facts", "contestedWith");
+  facts.holders = texts(f, "facts", "holders");
+  facts.admission_window_closes = optionalText(f, "facts", "admissionWindowCloses");
+  facts.nothing_owed = flag(f, "facts", "nothingOwed");
+  facts.domain_claimed_elsewhere = flag(f, "facts", "domainClaimedElsewhere");
+  const MasterReading reading = masterReading(mapping(in, "", "reading"));
+
+  const auto status =
+      bindingStatus(facts, reading, generationOf(in, facts.binding.metadata), nowOf(in));
+  return pretty({{"status", api::bindingStatusToJson(status)},
+                 {"bindingReleased", bindingReleased(facts, reading)}});
+}
+
+// ---------------------------------------------------------------------------------------------
+// pool-status
+
+std::string poolStatusCase(const Json& in) {
+  onlyKeys(in, "", {"pool", "facts", "reading", "generation", "now"});
+  PoolFacts facts;
+  facts.pool = required(in, "pool", api::poolFromJson);
+  const Json f = mapping(in, "", "facts");
+  onlyKeys(f, "facts",
+           {"resolution", "backend", "clientEndpoint", "bindings", "contestedDomains",
+            "holdingBindings"});
+  facts.resolution = choice<BackendResolution>(
+      f, "facts", "resolution", BackendResolution::NotFound,
+      {{"NotSingular", BackendResolution::NotSingular},
+       {"NotFound", BackendResolution::NotFound},
+       {"EndpointsNotPublished", BackendResolution::EndpointsNotPublished},
+       {"Resolved", BackendResolution::Resolved}});
+  facts.backend = text(f, "facts", "backend",
+                       facts.pool.spec.backends.empty() ? "" : facts.pool.spec.backends.front());
+  facts.client_endpoint = text(f, "facts", "clientEndpoint");
+  const Json bindings = list(f, "facts", "bindings");
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    facts.bindings.push_back(
+        decoded(bindings[i], "facts.bindings[" + std::to_string(i) + "]", api::bindingFromJson));
+  }
+  facts.contested_domains = texts(f, "facts", "contestedDomains");
+  facts.holding_bindings = texts(f, "facts", "holdingBindings");
+  const MasterReading reading = masterReading(mapping(in, "", "reading"));
+
+  return pretty(api::poolStatusToJson(
+      poolStatus(facts, reading, generationOf(in, facts.pool.metadata), nowOf(in))));
+}
+
+// ---------------------------------------------------------------------------------------------
+// backend-status
+
+BackendReading backendReading(const Json& in, const api::KVCacheBackend& backend) {
+  constexpr std::string_view w = "reading";
+  onlyKeys(in, w,
+           {"adminAddress", "health", "healthError", "role", "haState", "metricsRead",
+            "metricsError", "totalCapacity", "allocated", "totalFileCapacity", "allocatedFile",
+            "putStart", "putEnd", "putRevoke", "listing", "listingError", "segments"});
+  BackendReading r;
+  r.admin_address =
+      text(in, w, "adminAddress",
+           api::endpointAddress(backend.spec.external_endpoints, api::kEndpointAdmin));
+  r.health = choice<BackendReading::Health>(in, w, "health", BackendReading::Health::Unreadable,
+                                            {{"Unreadable", BackendReading::Health::Unreadable},
+                                             {"NotServing", BackendReading::Health::NotServing},
+                                             {"Serving", BackendReading::Health::Serving}});
+  r.health_error = text(in, w, "healthError");
+  r.role = text(in, w, "role");
+  r.ha_state = text(in, w, "haState");
+  r.metrics_read = flag(in, w, "metricsRead");
+  r.metrics_error = text(in, w, "metricsError");
+  r.total_capacity_bytes = optionalBytes(in, w, "totalCapacity");
+  r.allocated_bytes = optionalBytes(in, w, "allocated");
+  r.total_file_capacity_bytes = optionalBytes(in, w, "totalFileCapacity");
+  r.allocated_file_bytes = optionalBytes(in, w, "allocatedFile");
+  r.put_start_total = optionalCount(in, w, "putStart");
+  r.put_end_total = optionalCount(in, w, "putEnd");
+  r.put_revoke_total = optionalCount(in, w, "putRevoke");
+  r.listing = choice<BackendReading::Listing>(in, w, "listing", BackendReading::Listing::NotRead,
+                                              {{"NotRead", BackendReading::Listing::NotRead},
+                                               {"Failed", BackendReading::Listing::Failed},
+                                               {"TooLarge", BackendReading::Listing::TooLarge},
+                                               {"NotServed", BackendReading::Listing::NotServed},
+                                               {"Read", BackendReading::Listing::Read}});
+  r.listing_error = text(in, w, "listingError");
+  const Json segments = list(in, w, "segments");
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    const std::string where = "reading.segments[" + std::to_string(i) + "]";
+    onlyKeys(segments[i], where,
+             {"segmentID", "clientID", "segmentName", "teEndpoint", "protocol", "status",
+              "allocatorUsed"});
+    SegmentRow row;
+    row.segment_id = text(segments[i], where, "segmentID");
+    row.client_id = text(segments[i], where, "clientID");
+    row.segment_name = text(segments[i], where, "segmentName");
+    row.te_endpoint = text(segments[i], where, "teEndpoint");
+    row.protocol = text(segments[i], where, "protocol");
+    row.status = text(segments[i], where, "status");
+    row.allocator_used_bytes = optionalBytes(segments[i], where, "allocatorUsed");
+    r.segments.push_back(std::move(row));
+  }
+  return r;
+}
+
+std::string backendStatusCase(const Json& in) {
+  onlyKeys(in, "", {"backend", "facts", "reading", "generation", "now"});
+  BackendFacts facts;
+  facts.backend = required(in, "backend", api::backendFromJson);
+  const Json f = mapping(in, "", "facts");
+  onlyKeys(f, "facts", {"consumers", "droppedStale"});
+  facts.consumers = texts(f, "facts", "consumers");
+  facts.dropped_stale = flag(f, "facts", "droppedStale");
+  const BackendReading reading = backendReading(mapping(in, "", "reading"), facts.backend);
+
+  return pretty(api::backendStatusToJson(externalBackendStatus(
+      facts, reading, generationOf(in, facts.backend.metadata), nowOf(in))));
+}
+
+// ---------------------------------------------------------------------------------------------
+// ledger-plan
+
+std::string ledgerPlanCase(const Json& in) {
+  onlyKeys(in, "", {"claims", "observed", "registered", "releasable"});
+  std::vector<DomainClaim> claims;
+  const Json claim_list = list(in, "", "claims");
+  for (std::size_t i = 0; i < claim_list.size(); ++i) {
+    const std::string where = "claims[" + std::to_string(i) + "]";
+    onlyKeys(claim_list[i], where, {"domain", "binding", "pool", "ceiling", "deleting"});
+    DomainClaim claim;
+    claim.domain = text(claim_list[i], where, "domain");
+    std::tie(claim.binding_namespace, claim.binding_name) =
+        namespacedName(text(claim_list[i], where, "binding"), at(where, "binding"));
+    claim.pool = text(claim_list[i], where, "pool");
+    claim.ceiling_bytes = bytes(claim_list[i], where, "ceiling");
+    claim.deleting = flag(claim_list[i], where, "deleting");
+    claims.push_back(std::move(claim));
+  }
+  std::vector<ObservedTenant> observed;
+  const Json observed_list = list(in, "", "observed");
+  for (std::size_t i = 0; i < observed_list.size(); ++i) {
+    const std::string where = "observed[" + std::to_string(i) + "]";
+    onlyKeys(observed_list[i], where, {"id", "requested", "explicit"});
+    observed.push_back({text(observed_list[i], where, "id"),
+                        bytes(observed_list[i], where, "requested"),
+                        flag(observed_list[i], where, "explicit")});
+  }
+  const std::vector<std::string> registered = texts(in, "", "registered");
+  const std::vector<std::string> releasable = texts(in, "", "releasable");
+
+  const DesiredLedger desired = desiredLedger(claims);
+  const LedgerPlan plan =
+      planLedger(desired, observed, {registered.begin(), registered.end()},
+                 {releasable.begin(), releasable.end()});
+
+  Json tenants = Json::object();
+  for (const auto& [domain, requested] : desired.tenants) {
+    tenants[domain] = requested;
+  }
+  Json contested = Json::object();
+  for (const auto& [domain, claimants] : desired.contested) {
+    contested[domain] = claimants;
+  }
+  Json puts = Json::array();
+  for (const auto& [domain, requested] : plan.puts) {
+    puts.push_back({{"domain", domain}, {"requested", requested}});
+  }
+  return pretty({{"desired",
+                  {{"tenants", tenants},
+                   {"contested", contested},
+                   {"releasing", Json(std::vector<std::string>(desired.releasing.begin(),
+                                                               desired.releasing.end()))}}},
+                 {"plan",
+                  {{"puts", puts}, {"deletes", Json(plan.deletes)}, {"held", Json(plan.held)}}}});
+}
+
+// ---------------------------------------------------------------------------------------------
+// admission-pool and admission-binding
+
+AdmissionOperation operationOf(const Json& in) {
+  return choice<AdmissionOperation>(
+      in, "", "operation", AdmissionOperation::Create,
+      {{"CREATE", AdmissionOperation::Create}, {"UPDATE", AdmissionOperation::Update}});
+}
+
+std::string_view typeName(FieldErrorType type) {
+  switch (type) {
+  case FieldErrorType::Required: return "Required";
+  case FieldErrorType::Invalid: return "Invalid";
+  case FieldErrorType::Forbidden: return "Forbidden";
+  case FieldErrorType::Duplicate: return "Duplicate";
+  case FieldErrorType::NotFound: return "NotFound";
+  }
+  return "?";
+}
+
+Json verdictJson(const AdmissionVerdict& verdict, std::string_view kind, std::string_view name) {
+  Json errors = Json::array();
+  for (const FieldError& error : verdict.errors) {
+    Json entry = {{"type", std::string(typeName(error.type))}, {"field", error.field}};
+    if (error.value) {
+      entry["value"] = *error.value;
+    }
+    entry["detail"] = error.detail;
+    errors.push_back(std::move(entry));
+  }
+  Json out = {{"allowed", verdict.allowed()}, {"errors", errors}};
+  if (!verdict.allowed()) {
+    out["invalidMessage"] = invalidMessage(kind, name, verdict.errors);
+  }
+  out["warnings"] = verdict.warnings;
+  return out;
+}
+
+std::string admissionPoolCase(const Json& in) {
+  onlyKeys(in, "", {"operation", "pool", "old", "backend"});
+  PoolAdmission request;
+  request.operation = operationOf(in);
+  request.pool = required(in, "pool", api::poolFromJson);
+  if (const Json* old = field(in, "old"); old != nullptr && !old->is_null()) {
+    request.old = decoded(*old, "old", api::poolFromJson);
+  }
+  if (const Json* backend = field(in, "backend"); backend != nullptr && !backend->is_null()) {
+    request.backend = decoded(*backend, "backend", api::backendFromJson);
+  }
+  return pretty(verdictJson(admitPool(request), api::kKindPool, request.pool.metadata.name));
+}
+
+std::string_view knowledgeName(LedgerKnowledge knowledge) {
+  switch (knowledge) {
+  case LedgerKnowledge::HasLedger: return "HasLedger";
+  case LedgerKnowledge::NoLedger: return "NoLedger";
+  case LedgerKnowledge::Unknown: return "Unknown";
+  }
+  return "?";
+}
+
+std::string admissionBindingCase(const Json& in) {
+  onlyKeys(in, "",
+           {"operation", "binding", "old", "dtypeOwned", "pool", "backend", "siblings", "ledger",
+            "backendObject"});
+  BindingAdmission request;
+  request.operation = operationOf(in);
+  request.binding = required(in, "binding", api::bindingFromJson);
+  if (const Json* old = field(in, "old"); old != nullptr && !old->is_null()) {
+    request.old = decoded(*old, "old", api::bindingFromJson);
+  }
+  request.dtype_owned = flag(in, "", "dtypeOwned", true);
+  if (const Json* pool = field(in, "pool"); pool != nullptr) {
+    request.pool_looked_up = true;
+    if (!pool->is_null()) {
+      request.pool = decoded(*pool, "pool", api::poolFromJson);
+    }
+  }
+  request.backend =
+      text(in, "", "backend",
+           request.pool && request.pool->spec.backends.size() == 1
+               ? request.pool->spec.backends.front()
+               : std::string());
+  const Json siblings = list(in, "", "siblings");
+  for (std::size_t i = 0; i < siblings.size(); ++i) {
+    const std::string where = "siblings[" + std::to_string(i) + "]";
+    onlyKeys(siblings[i], where, {"binding", "domain"});
+    auto [ns, name] = namespacedName(text(siblings[i], where, "binding"), at(where, "binding"));
+    request.siblings.push_back({ns, name, text(siblings[i], where, "domain")});
+  }
+  const bool from_pool = text(in, "", "ledger") == "FromPool";
+  if (from_pool) {
+    if (!request.pool) {
+      bad("ledger", "FromPool needs a pool");
+    }
+    std::optional<api::KVCacheBackend> backend;
+    if (const Json* object = field(in, "backendObject"); object != nullptr && !object->is_null()) {
+      backend = decoded(*object, "backendObject", api::backendFromJson);
+    }
+    request.ledger = ledgerKnowledge(*request.pool, backend);
+  } else {
+    request.ledger = choice<LedgerKnowledge>(in, "", "ledger", LedgerKnowledge::Unknown,
+                                             {{"HasLedger", LedgerKnowledge::HasLedger},
+                                              {"NoLedger", LedgerKnowledge::NoLedger},
+                                              {"Unknown", LedgerKnowledge::Unknown}});
+  }
+
+  Json out = verdictJson(admitBinding(request), api::kKindBinding, request.binding.metadata.name);
+  if (from_pool) {
+    out["ledger"] = std::string(knowledgeName(request.ledger));
+  }
+  return pretty(out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// tenant-policy
+
+std::string fromHex(const std::string& hex, const std::string& where) {
+  std::string out;
+  if (hex.size() % 2 != 0) {
+    bad(where, "needs an even number of hex digits");
+  }
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    try {
+      out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    } catch (const std::exception&) {
+      bad(where, "\"" + hex + "\" is not hex");
+    }
+  }
+  return out;
+}
+
+std::string tenantPolicyCase(const Json& in) {
+  onlyKeys(in, "", {"backend", "namespace", "tenants"});
+  std::vector<TenantPolicy> tenants;
+  const Json entries = list(in, "", "tenants");
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string where = "tenants[" + std::to_string(i) + "]";
+    onlyKeys(entries[i], where, {"name", "nameHex", "quota"});
+    TenantPolicy tenant;
+    tenant.name = field(entries[i], "nameHex") != nullptr
+                      ? fromHex(text(entries[i], where, "nameHex"), at(where, "nameHex"))
+                      : text(entries[i], where, "name");
+    auto quota = optionalCount(entries[i], where, "quota");
+    if (!quota) {
+      bad(at(where, "quota"), "is required");
+    }
+    tenant.quota_bytes = *quota;
+    tenants.push_back(std::move(tenant));
+  }
+  const std::string backend = text(in, "", "backend", "mooncake-dram");
+  const std::string namespace_name = text(in, "", "namespace", "gpustack-system");
+
+  auto document = renderPolicyFile(tenants);
+  auto config_map = tenantQuotaPolicyConfigMap(backend, namespace_name, tenants);
+  if (!document.ok()) {
+    EXPECT_FALSE(config_map.ok()) << "a ConfigMap was rendered for tenants the file refuses";
+    EXPECT_EQ(config_map.status(), document.status());
+    return "# error\n" + document.status().toString() + "\n";
+  }
+  std::vector<TenantPolicy> sorted = tenants;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const TenantPolicy& a, const TenantPolicy& b) { return a.name < b.name; });
+  auto back = parsePolicyFile(*document);
+  EXPECT_TRUE(back.ok()) << back.status().message();
+  if (back.ok()) {
+    EXPECT_EQ(*back, sorted) << "the rendered document does not read back to its tenants";
+  }
+  EXPECT_TRUE(config_map.ok()) << config_map.status().message();
+  if (!config_map.ok()) {
+    return "# document\n" + *document;
+  }
+  EXPECT_EQ((*config_map)["data"][std::string(kTenantQuotaPolicyKey)], *document);
+  return "# document\n" + *document + "# configMap\n" + pretty(*config_map);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The corpus.
+
+const std::map<std::string, std::function<std::string(const Json&)>>& areas() {
+  static const std::map<std::string, std::function<std::string(const Json&)>> kAreas = {
+      {"binding-status", bindingStatusCase},   {"pool-status", poolStatusCase},
+      {"backend-status", backendStatusCase},   {"ledger-plan", ledgerPlanCase},
+      {"admission-pool", admissionPoolCase},   {"admission-binding", admissionBindingCase},
+      {"tenant-policy", tenantPolicyCase},
+  };
+  return kAreas;
+}
+
+// "area/stem" for every input of every area.
+std::vector<std::string> cases() {
+  std::vector<std::string> out;
+  for (const auto& [area, run] : areas()) {
+    if (!fs::is_directory(kDir / area)) {
+      continue;
+    }
+    for (const std::string& stem : golden::discover(kDir / area, ".yaml")) {
+      out.push_back(area + "/" + stem);
+    }
+  }
+  return out;
+}
+
+Json readInput(const fs::path& path) {
+  auto documents = parseYamlDocuments(golden::readFile(path));
+  if (!documents.ok()) {
+    bad(path.string(), documents.status().message());
+  }
+  if (documents->size() != 1 || !documents->front().value.is_object()) {
+    bad(path.string(), "must hold one YAML mapping");
+  }
+  return documents->front().value;
+}
+
+class QuotaGolden : public testing::TestWithParam<std::string> {};
+
+TEST_P(QuotaGolden, MatchesExpected) {
+  const std::string& name = GetParam();
+  const std::string area = name.substr(0, name.find('/'));
+  const std::string stem = name.substr(name.find('/') + 1);
+  const fs::path input = kDir / area / (stem + ".yaml");
+  std::string actual;
+  try {
+    actual = areas().at(area)(readInput(input));
+  } catch (const BadInput& error) {
+    FAIL() << input.string() << ": " << error.what();
+  }
+  EXPECT_EQ(golden::compare(kDir / area / (stem + ".golden"), actual), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, QuotaGolden, testing::ValuesIn(cases()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                           std::string name;
+                           for (char c : param.param) {
+                             name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           }
+                           return name;
+                         });
+
+// Stale goldens fail: every expected file must belong to an input.
+TEST(QuotaGoldenCorpus, HasNoStaleExpectedFiles) {
+  for (const auto& [area, run] : areas()) {
+    ASSERT_TRUE(fs::is_directory(kDir / area)) << "quota/" << area << " is missing";
+    const std::vector<std::string> inputs = golden::discover(kDir / area, ".yaml");
+    for (const std::string& stem : golden::discover(kDir / area, ".golden")) {
+      EXPECT_TRUE(std::binary_search(inputs.begin(), inputs.end(), stem))
+          << "quota/" << area << "/" << stem << ".golden has no " << stem << ".yaml";
+    }
+  }
+}
+
+// Every directory under quota/ is an area this file knows.
+TEST(QuotaGoldenCorpus, HasOnlyKnownAreas) {
+  for (const auto& entry : fs::directory_iterator(kDir)) {
+    EXPECT_TRUE(areas().count(entry.path().filename().string()) > 0)
+        << entry.path() << " is not an area of quota_golden_test.cc";
+  }
+}
+
+TEST(QuotaGoldenCorpus, EveryAreaHasCases) {
+  for (const auto& [area, run] : areas()) {
+    EXPECT_GE(golden::discover(kDir / area, ".yaml").size(), 8u) << "quota/" << area;
+  }
+}
+
+}  // namespace
+}  // namespace kvc::policy
