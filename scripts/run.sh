@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The main job on its embedded default: a local Kubernetes control plane (built from Go modules),
-# a real Mooncake store (master + 2 members from the PyPI wheel) and `kvcache operator` serving
-# its admission webhooks, all on 127.0.0.1. It creates a store/pool/grant, submits a vLLM Pod, an
-# SGLang Pod and one that is refused, prints what happened, and leaves everything running.
+# a real Mooncake store (master + 2 members from the PyPI wheel) and `kvcache operator` with its
+# controllers and admission webhooks, all on 127.0.0.1. It declares the store as an external
+# KVCacheBackend, applies the walkthrough's Step 2 and Step 6 (a pool and three Bindings, whose
+# status the controllers read from the master), submits a vLLM Pod, an SGLang Pod and one that is
+# refused, prints what happened, and leaves everything running.
 #
 # Usage: scripts/run.sh          set up (first run builds the control plane: ~10 min), run the demo
 #        scripts/run.sh down     tear it all down
@@ -42,27 +44,41 @@ banner "a real Mooncake store: one master (multi-tenant) and two members of 256 
 . "$demo/store/env"
 "$kvcache" store status --admin "$KVC_STORE_ADMIN" || true
 
-banner "kvcache operator, its webhooks registered with the API server"
-KVC_OPERATOR_WATCH_NAMESPACE="" "$root/test/webhook/operator.sh" up "$kvcache" "$demo/operator"
+banner "kvcache operator: its controllers, and its webhooks registered with the API server"
+# Every object is the demo's: the controllers reconcile and the webhooks validate them all.
+KVC_OPERATOR_SELECTOR="" KVC_OPERATOR_QUOTA_OBJECT_SELECTOR="{}" \
+  "$root/test/webhook/operator.sh" up "$kvcache" "$demo/operator"
 
-banner "KVCacheBackend demo-store -> KVCachePool demo-pool -> KVCachePoolBinding demo/team-a"
-kubectl create namespace demo --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+banner "KVCacheBackend mooncake-dram (external: the master above) -> Steps 2 and 6 of the walkthrough"
+for ns in team-a team-b; do
+  kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+done
 sed -e "s/@RPC@/$KVC_STORE_RPC/g" -e "s/@ADMIN@/$KVC_STORE_ADMIN/g" \
-  "$root/examples/demo/cluster.yaml.in" >"$demo/cluster.yaml"
-"$root/test/webhook/apply-with-status.sh" "$demo/cluster.yaml"
-# Register the Binding's reuse domain in the master's tenant ledger, as the pool controller does.
-curl -sf -X PUT -H 'Content-Type: application/json' \
-  -d '{"requested_quota_bytes": 268435456}' \
-  "http://$KVC_STORE_ADMIN/api/v1/tenant_quotas?tenant_id=team-a-chat" >/dev/null
-kubectl get kvcb demo-store && kubectl get kvcp demo-pool && kubectl -n demo get kvcpb
+  "$root/examples/demo/backend.yaml.in" | kubectl apply --server-side -f - >/dev/null
+# Step 2 (pool shared-dram, 16Gi; Binding team-a/team-a, 8Gi) and Step 6 (team-b/team-b, 8Gi;
+# team-a/qwen-fp8, 4Gi), as written: the three ceilings ask for 20Gi against the pool's 16Gi
+# (QuotaWithinTotal=False/Oversubscribed, a report), and the master recuts the grants against the
+# 512 MiB its two members mounted, in proportion to each ceiling.
+kubectl apply --server-side -f "$root/examples/walkthrough/step2-pool-binding.yaml" >/dev/null
+kubectl apply --server-side -f "$root/examples/walkthrough/step6-team-b.yaml" >/dev/null
+kubectl create --dry-run=client -o json -f "$root/examples/walkthrough/step6-qwen-fp8.yaml" |
+  jq 'if .kind == "List" then .items[] else . end | select(.kind == "KVCachePoolBinding")' |
+  kubectl apply --server-side -f - >/dev/null
+kubectl wait --for=jsonpath='{.status.phase}'=Ready --timeout=60s kvcb/mooncake-dram kvcp/shared-dram >/dev/null
+kubectl -n team-a wait --for=condition=QuotaGranted --timeout=60s kvcpb/team-a kvcpb/qwen-fp8 >/dev/null
+kubectl -n team-b wait --for=condition=QuotaGranted --timeout=60s kvcpb/team-b >/dev/null
+kubectl get kvcb,kvcp,kvcpb -A
+echo
+kubectl get kvcp shared-dram -o json | jq -r '.status.conditions[] | "  \(.type)=\(.status) \(.reason): \(.message)"'
+echo
 "$kvcache" store status --admin "$KVC_STORE_ADMIN" | sed -n '/TENANT LEDGER/,$p'
 
-banner "submitting a vLLM Pod, an SGLang Pod and a Pod launched through bash -lc"
-kubectl -n demo delete pod --all --wait=false >/dev/null 2>&1 || true
+banner "submitting a vLLM Pod, an SGLang Pod and a Pod launched through bash -lc (namespace team-a)"
+kubectl -n team-a delete pod vllm-chat sglang-chat vllm-scripted --ignore-not-found --wait=false >/dev/null 2>&1 || true
 kubectl create -f "$root/examples/demo/pods.yaml" 2>"$demo/refused.txt" || true
 
 banner "vllm-chat: what the webhook wrote"
-kubectl -n demo get pod vllm-chat -o json | jq '{
+kubectl -n team-a get pod vllm-chat -o json | jq '{
   injected: (.metadata.annotations["kvcache.gpustack.ai/injected"] | fromjson),
   "client-config (projected to /etc/gpustack/kvcache/mooncake.json)":
     (.metadata.annotations["kvcache.gpustack.ai/client-config"] | fromjson),
@@ -71,21 +87,23 @@ kubectl -n demo get pod vllm-chat -o json | jq '{
   volume: [.spec.volumes[] | select(.name == "gpustack-kvcache-config")][0]}'
 
 banner "sglang-chat: what the webhook wrote"
-kubectl -n demo get pod sglang-chat -o json | jq '{
+kubectl -n team-a get pod sglang-chat -o json | jq '{
   injected: (.metadata.annotations["kvcache.gpustack.ai/injected"] | fromjson),
   args: .spec.containers[0].args,
   env: [.spec.containers[0].env[] | {(.name): (if .valueFrom then "fieldRef " + .valueFrom.fieldRef.fieldPath else (.value // "") end)}] | add}'
 
 banner "vllm-scripted: refused at admission, with the fix"
 cat "$demo/refused.txt"
-kubectl -n demo get pods -o wide
+kubectl -n team-a get pods -o wide
 
 banner "left running"
 cat <<TXT
   export KUBECONFIG=$KUBECONFIG
-  kubectl -n demo get pods                          # the injected Pods (kwok runs them)
-  kubectl -n demo get events.events.k8s.io          # KVCacheInjected / KVCacheInjectionRefused
-  $kvcache store status --admin $KVC_STORE_ADMIN
-  $kvcache check-inject -f examples/demo/pods.yaml --cluster $demo/cluster.yaml
+  kubectl get kvcb,kvcp,kvcpb -A                    # what the controllers read from the master
+  kubectl describe kvcp shared-dram                 # every condition, with its reason
+  kubectl -n team-a get pods                        # the injected Pods (kwok runs them)
+  kubectl -n team-a get events.events.k8s.io        # KVCacheInjected / KVCacheInjectionRefused
+  $kvcache store status --admin $KVC_STORE_ADMIN    # the master's own view: capacity, ledger
+  $kvcache check-inject -f examples/demo/pods.yaml --kubeconfig \$KUBECONFIG
   scripts/run.sh down                               # tear it all down
 TXT

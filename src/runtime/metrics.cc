@@ -197,19 +197,27 @@ void Registry::removeCollector(int id) {
 std::string Registry::render() const {
   std::lock_guard<std::mutex> guard(mutex_);
   MetricWriter w;
-  for (const auto& [name, family] : counters_) {
+  // Plain entries, not structured bindings: the lambdas below capture them (clang before 16
+  // cannot capture a structured binding, and the sanitized build uses clang).
+  for (const auto& entry : counters_) {
+    const std::string& name = entry.first;
+    const auto& family = entry.second;
     w.family(name, family->help(), "counter");
     family->forEach([&](const std::vector<std::string>& values, const Counter& c) {
       w.sample(name, zipLabels(family->labels(), values), c.value());
     });
   }
-  for (const auto& [name, family] : gauges_) {
+  for (const auto& entry : gauges_) {
+    const std::string& name = entry.first;
+    const auto& family = entry.second;
     w.family(name, family->help(), "gauge");
     family->forEach([&](const std::vector<std::string>& values, const Gauge& g) {
       w.sample(name, zipLabels(family->labels(), values), g.value());
     });
   }
-  for (const auto& [name, family] : histograms_) {
+  for (const auto& entry : histograms_) {
+    const std::string& name = entry.first;
+    const auto& family = entry.second;
     w.family(name, family->help(), "histogram");
     family->forEach([&](const std::vector<std::string>& values, const Histogram& h) {
       const Histogram::Snapshot s = h.snapshot();

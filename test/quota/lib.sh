@@ -135,8 +135,13 @@ kvc_gone() { [ -z "$(_kvc_get "$1" "$2")" ]; }
 
 # The ledger of the store started last: "tenant=requested/effective" sorted, space-separated.
 kvc_ledger() {
-  "$KVCACHE" store status --admin "$STORE_ADMIN" -o json 2>/dev/null |
-    jq -r '[.ledger.tenants[]? | select(.explicitPolicy) | "\(.tenantId)=\(.requestedBytes)/\(.effectiveBytes)"] | sort | join(" ")'
+  local json
+  json=$("$KVCACHE" store status --admin "$STORE_ADMIN" -o json 2>/dev/null)
+  if [ -z "$json" ] || [ "$(jq -r '.ledger.tenants | type' <<<"$json" 2>/dev/null)" != array ]; then
+    echo "<ledger unreadable>"
+    return
+  fi
+  jq -r '[.ledger.tenants[]? | select(.explicitPolicy) | "\(.tenantId)=\(.requestedBytes)/\(.effectiveBytes)"] | sort | join(" ")' <<<"$json"
 }
 kvc_ledger_is() { [ "$(kvc_ledger)" = "$1" ]; }
 

@@ -31,3 +31,17 @@ spec:
   containers: [{name: c, image: x, command: [vllm], args: [serve]}]
 YAML
 }
+
+# kvc_webhook_answers: the API server reaches the Pod webhook and the webhook answers, shown by
+# its refusal of a labelled Pod naming a Binding that does not exist (dry-run, namespace
+# default). Needs no cluster state of its own.
+kvc_webhook_answers() {
+  local pod out
+  pod='{"apiVersion":"v1","kind":"Pod","metadata":{"name":"kvcache-readiness-probe",
+    "namespace":"default","labels":{"kvcache.gpustack.ai/inject":"true"},
+    "annotations":{"kvcache.gpustack.ai/binding":"kvcache-readiness-probe",
+    "kvcache.gpustack.ai/engine":"vLLM"}},"spec":{"containers":[{"name":"c","image":"x",
+    "command":["vllm"],"args":["serve"]}]}}'
+  out=$(kubectl create --dry-run=server -o json -f - <<<"$pod" 2>&1) || true
+  [[ $out == *'admission webhook "mutate.gpustack-worker-kvcache.core.v1.pod"'*kvcache-readiness-probe* ]]
+}

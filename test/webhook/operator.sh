@@ -81,16 +81,22 @@ case $step in
     port=$(free_port)
     health=$(free_port)
     kubectl create namespace gpustack-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-    # The canary's cluster state: a Binding whose pool and backend resolve.
-    kubectl create namespace kvcache-canary --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-    "$HERE/apply-with-status.sh" "$HERE/canary-cluster.yaml"
     # Its controllers reconcile only objects labelled kvcache-test.gpustack.ai/reconcile=true,
     # so that the hand-written statuses of the canary and of the golden corpus stay as written,
     # and tests running alongside (kube_it, with ctest -j) own their objects.
-    # KVC_OPERATOR_SELECTOR="" (the demo) reconciles every object.
+    # KVC_OPERATOR_SELECTOR="" (the demo) reconciles every object, and then there is no canary:
+    # its hand-written status would be reconciled away.
     watch=()
     selector=${KVC_OPERATOR_SELECTOR-kvcache-test.gpustack.ai/reconcile=true}
-    [ -n "$selector" ] && watch=(--selector "$selector")
+    if [ -n "$selector" ]; then
+      watch=(--selector "$selector")
+      # The canary's cluster state: a Binding whose pool and backend resolve.
+      kubectl create namespace kvcache-canary --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+      "$HERE/apply-with-status.sh" "$HERE/canary-cluster.yaml"
+      ready_check=kvc_canary_injected
+    else
+      ready_check=kvc_webhook_answers
+    fi
     setsid "$binary" operator --kubeconfig "$KUBECONFIG" "${watch[@]}" \
       --webhook-address 127.0.0.1 --webhook-port "$port" \
       --tls-cert-file "$dir/tls.crt" --tls-key-file "$dir/tls.key" \
@@ -115,10 +121,10 @@ ENV
     register "$dir" "https://127.0.0.1:$port"
     # The API server picks configurations up through an informer: wait for the canary.
     for _ in $(seq 1 60); do
-      kvc_canary_injected && { log "operator pid $pid serving webhooks on port $port"; exit 0; }
+      "$ready_check" && { log "operator pid $pid serving webhooks on port $port"; exit 0; }
       sleep 1
     done
-    log "the canary Pod never came back mutated; operator log:"
+    log "the webhook never answered ($ready_check); operator log:"
     tail -n 40 "$dir/operator.log" >&2
     exit 1 ;;
   down)

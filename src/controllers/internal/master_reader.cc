@@ -1,5 +1,7 @@
 #include "internal/master_reader.h"
 
+#include <spdlog/spdlog.h>
+
 namespace kvc::controllers::internal {
 
 std::vector<policy::ObservedTenant> observedTenants(const std::vector<store::TenantQuota>& list) {
@@ -84,6 +86,8 @@ bool LedgerSession::apply(const policy::LedgerPlan& plan, policy::MasterReading&
   for (const auto& [domain, bytes] : plan.puts) {
     auto put = client_.putTenantQuota(domain, bytes);
     if (put.ok()) {
+      spdlog::info("master {}: reuse domain \"{}\" registered, {} bytes requested, {} granted",
+                   client_.address(), domain, bytes, put->effective_quota_bytes);
       changed = true;
       continue;
     }
@@ -103,6 +107,8 @@ bool LedgerSession::apply(const policy::LedgerPlan& plan, policy::MasterReading&
   for (const std::string& domain : plan.deletes) {
     auto removed = client_.deleteTenantQuota(domain);
     if (removed.ok() || removed.is(store::StoreErrorKind::TenantNotFound)) {
+      spdlog::info("master {}: reuse domain \"{}\" removed from the ledger", client_.address(),
+                   domain);
       changed = true;
       continue;
     }

@@ -304,7 +304,9 @@ TEST_F(ToyControllerTest, ASameNamedConfigMapThatIsNotOursIsNeverAdopted) {
         }
         return false;
       },
-      std::chrono::seconds(30)));
+      std::chrono::seconds(30)))
+      << "toy: " << toy(name).dump() << "\npasses: " << reconciler_->passes
+      << "\nmetrics:\n" << registry_.render();
   const Json still = *child(childName(name, 0));
   EXPECT_EQ(still["data"], Json::parse(R"({"mine":"yes"})"));
   EXPECT_FALSE(still["metadata"].contains("ownerReferences"));
