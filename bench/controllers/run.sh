@@ -130,16 +130,18 @@ setsid "$kvcache" operator --kubeconfig "$KUBECONFIG" --selector "$label=$id" \
   --health-addr "127.0.0.1:$port" --metrics-addr "127.0.0.1:$port" --log-level info \
   ${KVC_OPERATOR_ARGS:-} </dev/null >"$work/operator.log" 2>&1 &
 operator_pid=$!
+leading() {  # ready, and holding its Lease (grep on a saved page: no SIGPIPE under pipefail)
+  local page
+  curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 || return 1
+  page=$(curl -sf "http://127.0.0.1:$port/metrics" 2>/dev/null) || return 1
+  grep -q '^leader_election_master_status{.*} 1' <<<"$page"
+}
 for _ in $(seq 60); do
   kill -0 "$operator_pid" 2>/dev/null || { log "the operator exited:"; tail -n 40 "$work/operator.log" >&2; exit 1; }
-  if curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 &&
-     curl -sf "http://127.0.0.1:$port/metrics" | grep -q '^leader_election_master_status{.*} 1'; then
-    break
-  fi
+  leading && break
   sleep 1
 done
-curl -sf "http://127.0.0.1:$port/metrics" | grep -q '^leader_election_master_status{.*} 1' ||
-  { log "the operator did not become ready and leader:"; tail -n 40 "$work/operator.log" >&2; exit 1; }
+leading || { log "the operator did not become ready and leader:"; tail -n 40 "$work/operator.log" >&2; exit 1; }
 log "operator pid $operator_pid (metrics on 127.0.0.1:$port), run id $id; the bench starts"
 
 cleanup_flag=()

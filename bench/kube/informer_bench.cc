@@ -34,6 +34,7 @@
 #include "kvc/runtime/allocator.h"
 #include "kvc/runtime/informer.h"
 #include "pod_fixture.h"
+#include "parallel.h"
 
 extern char** environ;
 
@@ -90,20 +91,7 @@ int runCommand(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-void parallel(int n, int threads, const std::function<void(int)>& fn) {
-  std::atomic<int> next{0};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (int i = next++; i < n; i = next++) {
-        fn(i);
-      }
-    });
-  }
-  for (auto& th : pool) {
-    th.join();
-  }
-}
+using kvc::testing::parallel;
 
 kube::ClientPtr clientFor(const std::string& kubeconfig) {
   auto config = kube::loadKubeconfig(kubeconfig);

@@ -35,14 +35,7 @@ Result<std::vector<BackendMember>> membersFromJson(const Json& list, std::string
 Result<KVCacheBackend::Status> statusFromJson(const Json& object) {
   KVCacheBackend::Status out;
   KVC_ASSIGN_OR_RETURN(Json status, optionalObject(object, "status", ""));
-  KVC_ASSIGN_OR_RETURN(auto generation, optionalInt(status, "observedGeneration", "status"));
-  KVC_ASSIGN_OR_RETURN(auto phase, optionalString(status, "phase", "status"));
-  KVC_ASSIGN_OR_RETURN(auto message, optionalString(status, "phaseMessage", "status"));
-  out.observed_generation = generation.value_or(0);
-  out.phase = phase.value_or("");
-  out.phase_message = message.value_or("");
-  KVC_ASSIGN_OR_RETURN(out.conditions,
-                       conditionsFromJson(status.value("conditions", Json()), "status.conditions"));
+  KVC_RETURN_IF_ERROR(internal::readStatusHead(status, out));
   KVC_ASSIGN_OR_RETURN(Json endpoints, optionalArray(status, "endpoints", "status"));
   KVC_ASSIGN_OR_RETURN(out.endpoints, endpointsFromJson(endpoints, "status.endpoints"));
   KVC_ASSIGN_OR_RETURN(Json capacity, optionalObject(status, "capacity", "status"));

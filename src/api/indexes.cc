@@ -3,25 +3,6 @@
 #include "kvc/api/binding.h"
 
 namespace kvc::api {
-namespace {
-
-std::string stringAt(const Json& object, std::initializer_list<const char*> path) {
-  const Json* at = &object;
-  for (const char* key : path) {
-    if (!at->is_object()) {
-      return {};
-    }
-    auto it = at->find(key);
-    if (it == at->end()) {
-      return {};
-    }
-    at = &*it;
-  }
-  return at->is_string() ? at->get<std::string>() : std::string();
-}
-
-}  // namespace
-
 std::vector<std::string> bindingPool(const Json& binding) {
   const std::string pool = stringAt(binding, {"spec", "poolRef", "name"});
   return pool.empty() ? std::vector<std::string>{} : std::vector<std::string>{pool};

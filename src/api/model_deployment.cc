@@ -279,16 +279,9 @@ Result<std::vector<ModelDeploymentRoleStatus>> roleStatusesFromJson(const Json& 
 Result<ModelDeployment::Status> statusFromJson(const Json& object) {
   ModelDeployment::Status out;
   KVC_ASSIGN_OR_RETURN(Json status, optionalObject(object, "status", ""));
-  KVC_ASSIGN_OR_RETURN(auto generation, optionalInt(status, "observedGeneration", "status"));
-  KVC_ASSIGN_OR_RETURN(auto phase, optionalString(status, "phase", "status"));
-  KVC_ASSIGN_OR_RETURN(auto message, optionalString(status, "phaseMessage", "status"));
+  KVC_RETURN_IF_ERROR(internal::readStatusHead(status, out));
   KVC_ASSIGN_OR_RETURN(auto endpoint, optionalString(status, "endpoint", "status"));
-  out.observed_generation = generation.value_or(0);
-  out.phase = phase.value_or("");
-  out.phase_message = message.value_or("");
   out.endpoint = endpoint.value_or("");
-  KVC_ASSIGN_OR_RETURN(out.conditions,
-                       conditionsFromJson(status.value("conditions", Json()), "status.conditions"));
   if (present(status, "kvCache")) {
     KVC_ASSIGN_OR_RETURN(out.kv_cache, attachmentStatusFromJson(status));
   }

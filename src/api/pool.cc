@@ -32,16 +32,9 @@ Result<std::vector<PoolDomain>> domainsFromJson(const Json& list, std::string_vi
 Result<KVCachePool::Status> statusFromJson(const Json& object) {
   KVCachePool::Status out;
   KVC_ASSIGN_OR_RETURN(Json status, optionalObject(object, "status", ""));
-  KVC_ASSIGN_OR_RETURN(auto generation, optionalInt(status, "observedGeneration", "status"));
-  KVC_ASSIGN_OR_RETURN(auto phase, optionalString(status, "phase", "status"));
-  KVC_ASSIGN_OR_RETURN(auto message, optionalString(status, "phaseMessage", "status"));
+  KVC_RETURN_IF_ERROR(internal::readStatusHead(status, out));
   KVC_ASSIGN_OR_RETURN(auto endpoint, optionalString(status, "clientEndpoint", "status"));
-  out.observed_generation = generation.value_or(0);
-  out.phase = phase.value_or("");
-  out.phase_message = message.value_or("");
   out.client_endpoint = endpoint.value_or("");
-  KVC_ASSIGN_OR_RETURN(out.conditions,
-                       conditionsFromJson(status.value("conditions", Json()), "status.conditions"));
   KVC_ASSIGN_OR_RETURN(Json usage, optionalObject(status, "usage", "status"));
   KVC_ASSIGN_OR_RETURN(out.usage_total, internal::optionalBytes(usage, "total", "status.usage"));
   KVC_ASSIGN_OR_RETURN(Json domains, optionalArray(status, "domains", "status"));

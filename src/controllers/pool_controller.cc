@@ -34,19 +34,6 @@ std::string bindingKey(const KVCachePoolBinding& binding) {
   return binding.metadata.namespace_name + "/" + binding.metadata.name;
 }
 
-template <typename T>
-std::vector<T> decodeAll(const std::vector<runtime::ObjectPtr>& objects,
-                         Result<T> (*decode)(const Json&)) {
-  std::vector<T> out;
-  for (const runtime::ObjectPtr& object : objects) {
-    Result<T> decoded = decode(*object);
-    if (decoded.ok()) {
-      out.push_back(std::move(decoded).value());
-    }
-  }
-  return out;
-}
-
 // Seconds of the admission window still to run for a Binding deleted at `deletion_timestamp`
 // (nullopt once it has passed).
 std::optional<std::int64_t> windowLeft(const std::string& deletion_timestamp,
@@ -92,8 +79,10 @@ struct PoolReconciler::Pass {
   policy::BackendResolution resolution = policy::BackendResolution::NotFound;
   std::string admin_address;
   std::string client_endpoint;
-  std::vector<KVCachePool> siblings;              // every pool on the master, this one included
-  std::vector<KVCachePoolBinding> master_bindings;  // every Binding of those pools
+  // Every pool on the master (this one included) and every Binding of those pools: shared with
+  // the listers' memo, never copied.
+  std::vector<runtime::Lister<KVCachePool>::Ptr> siblings;
+  std::vector<runtime::Lister<KVCachePoolBinding>::Ptr> master_bindings;
   policy::DesiredLedger desired;
   policy::MasterReading reading;
   bool store_failed = false;
@@ -157,7 +146,9 @@ PoolReconciler::PoolReconciler(PoolControllerConfig config)
                       *config_.clock),
       backend_status_(config_.client, kube::resources::kvCacheBackends(), config_.metrics,
                       *config_.clock, runtime::StatusWriter::Generation::Keep),
-      owned_(config_.client) {}
+      owned_(config_.client),
+      pools_(*config_.pools, &api::poolFromJson, std::string(api::kKindPool)),
+      bindings_(*config_.bindings, &api::bindingFromJson, std::string(api::kKindBinding)) {}
 
 std::mutex& PoolReconciler::masterLock(const std::string& backend) {
   std::lock_guard<std::mutex> guard(locks_mutex_);
@@ -196,21 +187,31 @@ Result<runtime::Action> PoolReconciler::releaseOrphans(const std::string& pool,
   return runtime::Action::done();
 }
 
+Status PoolReconciler::claimBackend(const std::string& backend_name, const std::string& pool,
+                                   bool held, std::stop_token stop) {
+  const api::ObjectReference claim{std::string(api::kKindPool), "", pool};
+  auto written = backend_status_.update(
+      *config_.backends, backend_name, [&](const Json& current) -> Result<Json> {
+        KVC_ASSIGN_OR_RETURN(KVCacheBackend backend, api::backendFromJson(current));
+        auto& list = backend.status.used_by;
+        const bool present = std::find(list.begin(), list.end(), claim) != list.end();
+        if (held && !present) {
+          list.push_back(claim);
+          std::sort(list.begin(), list.end());
+        } else if (!held && present) {
+          std::erase(list, claim);
+        }
+        return keptGenerationStatus(current, backend.status);
+      },
+      stop);
+  return written.ok() ? okStatus() : written.status();
+}
+
 Result<runtime::Action> PoolReconciler::releasePool(const KVCachePool& pool,
                                                     const Json& pool_object, const Pass& pass,
                                                     std::stop_token stop) {
   if (pass.backend) {
-    const api::ObjectReference claim{std::string(api::kKindPool), "", pool.metadata.name};
-    auto released = backend_status_.update(
-        *config_.backends, pass.backend_name, [&](const Json& current) -> Result<Json> {
-          KVC_ASSIGN_OR_RETURN(KVCacheBackend backend, api::backendFromJson(current));
-          std::erase(backend.status.used_by, claim);
-          return keptGenerationStatus(current, backend.status);
-        },
-        stop);
-    if (!released.ok()) {
-      return released.status();
-    }
+    KVC_RETURN_IF_ERROR(claimBackend(pass.backend_name, pool.metadata.name, false, stop));
   }
   if (api::hasFinalizer(pool.metadata, api::pool::kFinalizer)) {
     kube::Api pools_api(config_.client, kube::resources::kvCachePools());
@@ -241,8 +242,10 @@ Result<runtime::Action> PoolReconciler::reconcilePool(const Json& pool_object,
   }
 
   Pass pass;
-  const std::vector<KVCachePoolBinding> own_bindings = decodeAll(
-      config_.bindings->byIndex(kBindingsByPool, pool.metadata.name), &api::bindingFromJson);
+  std::vector<KVCachePoolBinding> own_bindings;
+  for (const auto& binding : bindings_.byIndex(kBindingsByPool, pool.metadata.name)) {
+    own_bindings.push_back(*binding);
+  }
   if (pool.spec.backends.size() != 1 || pool.spec.backends.front().empty()) {
     pass.resolution = policy::BackendResolution::NotSingular;
   } else {
@@ -289,46 +292,31 @@ Result<runtime::Action> PoolReconciler::reconcilePool(const Json& pool_object,
     const api::ObjectReference claim{std::string(api::kKindPool), "", pool.metadata.name};
     const auto& used_by = pass.backend->status.used_by;
     if (std::find(used_by.begin(), used_by.end(), claim) == used_by.end()) {
-      auto claimed = backend_status_.update(
-          *config_.backends, pass.backend_name, [&](const Json& current) -> Result<Json> {
-            KVC_ASSIGN_OR_RETURN(KVCacheBackend backend, api::backendFromJson(current));
-            auto& list = backend.status.used_by;
-            if (std::find(list.begin(), list.end(), claim) == list.end()) {
-              list.push_back(claim);
-              std::sort(list.begin(), list.end());
-            }
-            return keptGenerationStatus(current, backend.status);
-          },
-          stop);
-      if (!claimed.ok()) {
-        return claimed.status();
-      }
+      KVC_RETURN_IF_ERROR(claimBackend(pass.backend_name, pool.metadata.name, true, stop));
     }
   }
 
   if (resolved) {
     // 2. Every claim on the master.
-    pass.siblings = decodeAll(config_.pools->byIndex(kPoolsByBackend, pass.backend_name),
-                              &api::poolFromJson);
+    pass.siblings = pools_.byIndex(kPoolsByBackend, pass.backend_name);
     std::vector<policy::DomainClaim> claims;
-    for (const KVCachePool& sibling : pass.siblings) {
-      if (sibling.spec.backends.size() != 1) {
+    for (const auto& sibling : pass.siblings) {
+      if (sibling->spec.backends.size() != 1) {
         continue;
       }
-      for (KVCachePoolBinding& binding :
-           decodeAll(config_.bindings->byIndex(kBindingsByPool, sibling.metadata.name),
-                     &api::bindingFromJson)) {
-        auto ceiling = parseQuantityBytes(binding.spec.quota_ceiling);
-        claims.push_back({binding.spec.domain.name, binding.metadata.namespace_name,
-                          binding.metadata.name, sibling.metadata.name,
-                          ceiling.ok() ? *ceiling : 0, binding.metadata.deleting});
+      for (auto& binding : bindings_.byIndex(kBindingsByPool, sibling->metadata.name)) {
+        auto ceiling = parseQuantityBytes(binding->spec.quota_ceiling);
+        claims.push_back({binding->spec.domain.name, binding->metadata.namespace_name,
+                          binding->metadata.name, sibling->metadata.name,
+                          ceiling.ok() ? *ceiling : 0, binding->metadata.deleting});
         pass.master_bindings.push_back(std::move(binding));
       }
     }
     pass.desired = policy::desiredLedger(claims);
 
     // 3. Finalizers on every live Binding of the master before any external write.
-    for (const KVCachePoolBinding& binding : pass.master_bindings) {
+    for (const auto& master_binding : pass.master_bindings) {
+      const KVCachePoolBinding& binding = *master_binding;
       if (binding.metadata.deleting || api::hasFinalizer(binding.metadata, api::binding::kFinalizer)) {
         continue;
       }
@@ -347,7 +335,8 @@ Result<runtime::Action> PoolReconciler::reconcilePool(const Json& pool_object,
     // Which deleting Bindings of the master are still held, and by what. A domain is due for
     // release only when every deleting Binding claiming it is free.
     std::set<std::string> held_domains;
-    for (const KVCachePoolBinding& binding : pass.master_bindings) {
+    for (const auto& master_binding : pass.master_bindings) {
+      const KVCachePoolBinding& binding = *master_binding;
       if (binding.metadata.deleting) {
         KVC_RETURN_IF_ERROR(noteHolders(binding, pass, wall, stop));
         if (pass.holders[bindingKey(binding)].empty() &&
@@ -379,12 +368,13 @@ Result<runtime::Action> PoolReconciler::reconcilePool(const Json& pool_object,
         session.read(pass.reading);
         if (pass.reading.ledger == policy::LedgerState::Read) {
           std::set<std::string> registered;
-          for (const KVCachePool& sibling : pass.siblings) {
-            for (const api::PoolDomain& domain : sibling.status.domains) {
+          for (const auto& sibling : pass.siblings) {
+            for (const api::PoolDomain& domain : sibling->status.domains) {
               registered.insert(domain.name);
             }
           }
-          for (const KVCachePoolBinding& binding : pass.master_bindings) {
+          for (const auto& master_binding : pass.master_bindings) {
+      const KVCachePoolBinding& binding = *master_binding;
             if (binding.metadata.deleting &&
                 api::hasFinalizer(binding.metadata, api::binding::kFinalizer)) {
               registered.insert(binding.spec.domain.name);
@@ -392,10 +382,16 @@ Result<runtime::Action> PoolReconciler::reconcilePool(const Json& pool_object,
           }
           const policy::LedgerPlan plan = policy::planLedger(
               pass.desired, pass.reading.tenants, registered, pass.releasable);
-          if (session.apply(plan, pass.reading) && config_.enqueue) {
-            for (const KVCachePool& sibling : pass.siblings) {
-              if (sibling.metadata.name != pool.metadata.name) {
-                config_.enqueue(sibling.metadata.name);  // their Bindings' grants moved
+          const std::vector<policy::ObservedTenant> before = pass.reading.tenants;
+          const std::vector<std::string> written = session.apply(plan, pass.reading);
+          // The other pools whose Bindings' grants moved are passed again now, not at their
+          // resync; on a master that is not recutting, that is only the written domains' pools.
+          const policy::LedgerRipple ripple = policy::ledgerRipple(
+              claims, written, before, pass.reading.tenants, pass.reading.ledger_error.empty());
+          if (config_.enqueue) {
+            for (const std::string& sibling : ripple.pools) {
+              if (sibling != pool.metadata.name) {
+                config_.enqueue(sibling);
               }
             }
           }

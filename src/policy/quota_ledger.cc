@@ -65,4 +65,32 @@ LedgerPlan planLedger(const DesiredLedger& desired, const std::vector<ObservedTe
   return plan;
 }
 
+namespace {
+
+bool showsShortfall(const std::vector<ObservedTenant>& ledger) {
+  return std::any_of(ledger.begin(), ledger.end(), [](const ObservedTenant& tenant) {
+    return tenant.has_explicit_policy && tenant.effective_bytes < tenant.requested_bytes;
+  });
+}
+
+}  // namespace
+
+LedgerRipple ledgerRipple(const std::vector<DomainClaim>& claims,
+                          const std::vector<std::string>& written,
+                          const std::vector<ObservedTenant>& before,
+                          const std::vector<ObservedTenant>& after, bool after_read) {
+  LedgerRipple ripple;
+  if (written.empty()) {
+    return ripple;
+  }
+  ripple.recut = !after_read || showsShortfall(before) || showsShortfall(after);
+  const std::set<std::string> moved(written.begin(), written.end());
+  for (const DomainClaim& claim : claims) {
+    if (ripple.recut || moved.count(claim.domain) > 0) {
+      ripple.pools.insert(claim.pool);
+    }
+  }
+  return ripple;
+}
+
 }  // namespace kvc::policy

@@ -115,21 +115,29 @@ std::string Store::version(const std::string& key) const {
   return it == items_.end() ? std::string() : it->second.version;
 }
 
-std::vector<ObjectPtr> Store::list() const {
-  std::vector<Packed> packed;
-  {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    packed.reserve(items_.size());
-    for (const auto& [key, entry] : items_) {
-      packed.push_back(entry.packed);
-    }
-  }
+namespace {
+
+std::vector<ObjectPtr> unpackAll(const std::vector<std::pair<std::string, Packed>>& packed) {
   std::vector<ObjectPtr> out;
   out.reserve(packed.size());
-  for (const Packed& p : packed) {
+  for (const auto& [key, p] : packed) {
     if (ObjectPtr object = unpackObject(p)) {
       out.push_back(std::move(object));
     }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ObjectPtr> Store::list() const { return unpackAll(packedList()); }
+
+std::vector<std::pair<std::string, Packed>> Store::packedList() const {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  std::vector<std::pair<std::string, Packed>> out;
+  out.reserve(items_.size());
+  for (const auto& [key, entry] : items_) {
+    out.emplace_back(key, entry.packed);
   }
   return out;
 }
@@ -145,28 +153,26 @@ std::vector<std::string> Store::listKeys() const {
 }
 
 std::vector<ObjectPtr> Store::byIndex(const std::string& index, const std::string& value) const {
-  std::vector<Packed> packed;
-  {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    auto idx = indices_.find(index);
-    if (idx == indices_.end()) {
-      return {};
-    }
-    auto keys = idx->second.find(value);
-    if (keys == idx->second.end()) {
-      return {};
-    }
-    for (const std::string& key : keys->second) {
-      auto it = items_.find(key);
-      if (it != items_.end()) {
-        packed.push_back(it->second.packed);
-      }
-    }
+  return unpackAll(packedByIndex(index, value));
+}
+
+std::vector<std::pair<std::string, Packed>> Store::packedByIndex(const std::string& index,
+                                                                 const std::string& value) const {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  std::vector<std::pair<std::string, Packed>> out;
+  auto idx = indices_.find(index);
+  if (idx == indices_.end()) {
+    return out;
   }
-  std::vector<ObjectPtr> out;
-  for (const Packed& p : packed) {
-    if (ObjectPtr object = unpackObject(p)) {
-      out.push_back(std::move(object));
+  auto keys = idx->second.find(value);
+  if (keys == idx->second.end()) {
+    return out;
+  }
+  out.reserve(keys->second.size());
+  for (const std::string& key : keys->second) {
+    auto it = items_.find(key);
+    if (it != items_.end()) {
+      out.emplace_back(key, it->second.packed);
     }
   }
   return out;

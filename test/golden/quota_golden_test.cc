@@ -49,10 +49,16 @@
 //
 // ledger-plan  (policy::desiredLedger, then policy::planLedger)
 //   claims:     [{domain, binding: ns/name, pool, ceiling, deleting}]
-//   observed:   [{id, requested, explicit (default false)}]   the master's ledger as read
+//   observed:   [{id, requested, explicit (default false), effective (default 0)}]   as read
 //   registered: [domain]   the domains this operator registered
 //   releasable: [domain]   releasing domains whose release is due
 //   golden:     {"desired": {tenants, contested, releasing}, "plan": {puts, deletes, held}}
+//
+// ledger-ripple  (policy::ledgerRipple: the other pools a pass's ledger writes reach)
+//   claims:     as in ledger-plan;  written: [domain]   the domains the pass PUT or removed
+//   before, after: [{id, requested, explicit, effective}]   the ledger before and after them
+//   afterRead (default true): whether the ledger was read back after the writes
+//   golden:     {"recut", "pools"}
 //
 // admission-pool  (policy::admitPool)
 //   operation: CREATE|UPDATE, pool: a whole KVCachePool, old: the stored one (UPDATE),
@@ -498,8 +504,7 @@ std::string backendStatusCase(const Json& in) {
 // ---------------------------------------------------------------------------------------------
 // ledger-plan
 
-std::string ledgerPlanCase(const Json& in) {
-  onlyKeys(in, "", {"claims", "observed", "registered", "releasable"});
+std::vector<DomainClaim> claimsOf(const Json& in) {
   std::vector<DomainClaim> claims;
   const Json claim_list = list(in, "", "claims");
   for (std::size_t i = 0; i < claim_list.size(); ++i) {
@@ -514,15 +519,28 @@ std::string ledgerPlanCase(const Json& in) {
     claim.deleting = flag(claim_list[i], where, "deleting");
     claims.push_back(std::move(claim));
   }
+  return claims;
+}
+
+// A ledger as read: [{id, requested, explicit, effective}].
+std::vector<ObservedTenant> ledgerOf(const Json& in, const std::string& key) {
   std::vector<ObservedTenant> observed;
-  const Json observed_list = list(in, "", "observed");
-  for (std::size_t i = 0; i < observed_list.size(); ++i) {
-    const std::string where = "observed[" + std::to_string(i) + "]";
-    onlyKeys(observed_list[i], where, {"id", "requested", "explicit"});
-    observed.push_back({text(observed_list[i], where, "id"),
-                        bytes(observed_list[i], where, "requested"),
-                        flag(observed_list[i], where, "explicit")});
+  const Json entries = list(in, "", key);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string where = key + "[" + std::to_string(i) + "]";
+    onlyKeys(entries[i], where, {"id", "requested", "explicit", "effective"});
+    observed.push_back({text(entries[i], where, "id"), bytes(entries[i], where, "requested"),
+                        flag(entries[i], where, "explicit"),
+                        entries[i].contains("effective") ? bytes(entries[i], where, "effective")
+                                                         : 0});
   }
+  return observed;
+}
+
+std::string ledgerPlanCase(const Json& in) {
+  onlyKeys(in, "", {"claims", "observed", "registered", "releasable"});
+  const std::vector<DomainClaim> claims = claimsOf(in);
+  const std::vector<ObservedTenant> observed = ledgerOf(in, "observed");
   const std::vector<std::string> registered = texts(in, "", "registered");
   const std::vector<std::string> releasable = texts(in, "", "releasable");
 
@@ -550,6 +568,20 @@ std::string ledgerPlanCase(const Json& in) {
                                                                desired.releasing.end()))}}},
                  {"plan",
                   {{"puts", puts}, {"deletes", Json(plan.deletes)}, {"held", Json(plan.held)}}}});
+}
+
+// ---------------------------------------------------------------------------------------------
+// ledger-ripple
+
+std::string ledgerRippleCase(const Json& in) {
+  onlyKeys(in, "", {"claims", "written", "before", "after", "afterRead"});
+  const bool after_read = !in.contains("afterRead") || flag(in, "", "afterRead");
+  const LedgerRipple ripple = ledgerRipple(claimsOf(in), texts(in, "", "written"),
+                                           ledgerOf(in, "before"), ledgerOf(in, "after"),
+                                           after_read);
+  return pretty({{"recut", ripple.recut},
+                 {"pools", Json(std::vector<std::string>(ripple.pools.begin(),
+                                                         ripple.pools.end()))}});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -736,7 +768,7 @@ const std::map<std::string, std::function<std::string(const Json&)>>& areas() {
       {"binding-status", bindingStatusCase},   {"pool-status", poolStatusCase},
       {"backend-status", backendStatusCase},   {"ledger-plan", ledgerPlanCase},
       {"admission-pool", admissionPoolCase},   {"admission-binding", admissionBindingCase},
-      {"tenant-policy", tenantPolicyCase},
+      {"ledger-ripple", ledgerRippleCase},     {"tenant-policy", tenantPolicyCase},
   };
   return kAreas;
 }

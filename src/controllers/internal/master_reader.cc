@@ -78,17 +78,18 @@ void LedgerSession::read(policy::MasterReading& reading) {
   reading.ledger_error = list.error().message();
 }
 
-bool LedgerSession::apply(const policy::LedgerPlan& plan, policy::MasterReading& reading) {
+std::vector<std::string> LedgerSession::apply(const policy::LedgerPlan& plan,
+                                              policy::MasterReading& reading) {
+  std::vector<std::string> written;
   if (reading.ledger != policy::LedgerState::Read) {
-    return false;
+    return written;
   }
-  bool changed = false;
   for (const auto& [domain, bytes] : plan.puts) {
     auto put = client_.putTenantQuota(domain, bytes);
     if (put.ok()) {
       spdlog::info("master {}: reuse domain \"{}\" registered, {} bytes requested, {} granted",
                    client_.address(), domain, bytes, put->effective_quota_bytes);
-      changed = true;
+      written.push_back(domain);
       continue;
     }
     if (put.is(store::StoreErrorKind::PersistFailed)) {
@@ -99,17 +100,17 @@ bool LedgerSession::apply(const policy::LedgerPlan& plan, policy::MasterReading&
     }
     if (put.is(store::StoreErrorKind::MultiTenancyDisabled)) {
       reading.ledger = policy::LedgerState::NoLedger;
-      return changed;
+      return written;
     }
     reading.ledger_error = put.error().message();
-    return changed;  // the master is failing: stop writing this pass
+    return written;  // the master is failing: stop writing this pass
   }
   for (const std::string& domain : plan.deletes) {
     auto removed = client_.deleteTenantQuota(domain);
     if (removed.ok() || removed.is(store::StoreErrorKind::TenantNotFound)) {
       spdlog::info("master {}: reuse domain \"{}\" removed from the ledger", client_.address(),
                    domain);
-      changed = true;
+      written.push_back(domain);
       continue;
     }
     if (removed.is(store::StoreErrorKind::TenantNotEmpty)) {
@@ -130,9 +131,9 @@ bool LedgerSession::apply(const policy::LedgerPlan& plan, policy::MasterReading&
       continue;
     }
     reading.ledger_error = removed.error().message();
-    return changed;
+    return written;
   }
-  if (changed) {
+  if (!written.empty()) {
     // The grants of every tenant moved with the recut: read the ledger back.
     auto list = client_.listTenantQuotas();
     if (list.ok()) {
@@ -141,7 +142,7 @@ bool LedgerSession::apply(const policy::LedgerPlan& plan, policy::MasterReading&
       reading.ledger_error = list.error().message();
     }
   }
-  return changed;
+  return written;
 }
 
 void LedgerSession::scrape(policy::MasterReading& reading) {

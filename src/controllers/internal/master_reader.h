@@ -27,9 +27,10 @@ public:
   void read(policy::MasterReading& reading);
   // Carries out the plan: PUTs, then DELETEs. The first failure that is not a per-domain answer
   // (TENANT_NOT_EMPTY retains, PERSISTENT_FAIL is recorded, a removal of an unknown tenant is
-  // done) stops the writes and is recorded with its action named. Returns whether the ledger
-  // changed, in which case it is read again (the grants moved).
-  bool apply(const policy::LedgerPlan& plan, policy::MasterReading& reading);
+  // done) stops the writes and is recorded with its action named. Returns the domains written
+  // (PUT or removed, in the plan's order); when there are any the ledger is read again (the
+  // grants moved).
+  std::vector<std::string> apply(const policy::LedgerPlan& plan, policy::MasterReading& reading);
   // One /metrics scrape for the whole pass: capacity figures and every tenant's series.
   void scrape(policy::MasterReading& reading);
 

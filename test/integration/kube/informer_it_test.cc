@@ -6,6 +6,7 @@
 
 #include "harness.h"
 #include "kvc/runtime/informer.h"
+#include "parallel.h"
 
 namespace kvc::it {
 namespace {
@@ -22,21 +23,7 @@ Json binding(const std::string& name) {
                 {"domain", {{"blockSize", 16}, {"dtype", "fp8"}}}}}};
 }
 
-// Runs `fn(i)` for i in [0, n) on `threads` threads.
-void parallel(int n, int threads, const std::function<void(int)>& fn) {
-  std::atomic<int> next{0};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (int i = next++; i < n; i = next++) {
-        fn(i);
-      }
-    });
-  }
-  for (auto& th : pool) {
-    th.join();
-  }
-}
+using kvc::testing::parallel;
 
 TEST(InformerIntegrationTest, ConvergesAfter500ObjectsAreCreatedWhileItRuns) {
   const ClusterEnv env = ClusterEnv::fromEnvironment();

@@ -79,6 +79,21 @@ kvc_assert_contains "blockSize" "spec.domain.blockSize is immutable" "$out"
 kvc_assert_contains "dtype" "spec.domain.dtype is immutable" "$out"
 kvc_assert_refused "dtype auto while the dtype Setting is on" "spec.domain.dtype: Invalid value: \"auto\"" \
   kvc_binding "$a" auto "$pool" 64Mi auto-$KVC_ID 16 auto
+# A pool on a managed backend that declares multiTenancy: false: admitted, with a warning.
+kvc_register_cluster_object "kvcachebackend/single-$KVC_ID"
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: worker.gpustack.ai/v1
+kind: KVCacheBackend
+metadata: {name: single-$KVC_ID, labels: {"kvcache-test.gpustack.ai/validate": "true"}}
+spec:
+  connection:
+    managed:
+      leader: {multiTenancy: false}
+      members: [{nodeSelector: {kubernetes.io/os: linux}, medium: DRAM, capacityPerMember: 1Gi}]
+YAML
+out=$(kvc_pool "$pool-single" "single-$KVC_ID" 1Gi 2>&1)
+kvc_assert_contains "a pool on a single-tenant backend is admitted with a warning" \
+  "Warning: KVCacheBackend \"single-$KVC_ID\" declares leader.multiTenancy: false: no per-tenant quota in force" "$out"
 kvc_assert_ok "a ceiling lowered is admitted" \
   kubectl -n "$a" patch kvcpb first --type=merge -p '{"spec":{"quota":{"ceiling":"64Mi"}}}'
 # Finalizer removal is never refused, even with the pool gone.

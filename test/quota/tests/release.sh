@@ -50,6 +50,12 @@ curl -sf -X POST "http://$STORE_ADMIN/api/v1/remove_all?force=true&tenant_id=bus
 kvc_wait_for 60 "once its objects are gone it is released" kvc_gone kvcpb "$ns/busy"
 kvc_assert_eq "only keep is left in the ledger" "keep-$KVC_ID=134217728/134217728" "$(kvc_ledger)"
 
+# The backend, deleted while the pool uses it: held (its finalizer), Deleting, naming the pool.
+kubectl delete kvcb "$backend" --wait=false >/dev/null
+kvc_wait_for 20 "a backend a pool uses is held: Deleting" kvc_phase_is kvcb "$backend" Deleting
+kvc_assert_eq "Deletable=False/InUse" False/InUse "$(kvc_cond kvcb "$backend" Deletable)"
+kvc_assert_contains "the phase message names the pool" "$pool" "$(kvc_jq kvcb "$backend" .status.phaseMessage)"
+
 # The pool, deleted while a Binding still names it: held; then released with its claim.
 kubectl delete kvcp "$pool" --wait=false >/dev/null
 kvc_wait_for 20 "a pool with Bindings is held: Releasable=False/HeldByBindings" \
@@ -59,7 +65,5 @@ kvc_assert_eq "the pool is Deleting" Deleting "$(kvc_jq kvcp "$pool" .status.pha
 kubectl -n "$ns" delete kvcpb keep --wait=false >/dev/null
 kvc_wait_for 60 "the last Binding goes, then the pool" kvc_gone kvcp "$pool"
 kvc_assert_eq "the ledger is empty" "" "$(kvc_ledger)"
-kvc_wait_for 30 "the backend's claim is released" \
-  bash -c "[ \"\$(kubectl get kvcb $backend -o json | jq '.status.usedBy // [] | length')\" = 0 ]"
-kvc_wait_for 30 "the backend is Deletable again" kvc_cond_is kvcb "$backend" Deletable True/Unused
+kvc_wait_for 30 "with its last pool gone, the backend goes too" kvc_gone kvcb "$backend"
 kvc_done

@@ -42,6 +42,7 @@
 #include "kvc/controllers/store_access.h"
 #include "kvc/kube/client.h"
 #include "kvc/runtime/controller.h"
+#include "kvc/runtime/lister.h"
 #include "kvc/runtime/metrics.h"
 #include "kvc/runtime/owned.h"
 #include "kvc/runtime/status_writer.h"
@@ -89,12 +90,17 @@ private:
   Result<runtime::Action> releasePool(const api::KVCachePool& pool, const Json& pool_object,
                                       const Pass& pass, std::stop_token stop);
   Result<runtime::Action> releaseOrphans(const std::string& pool, std::stop_token stop);
+  // Adds (held) or removes the pool from the backend's status.usedBy; writes only on a change.
+  Status claimBackend(const std::string& backend_name, const std::string& pool, bool held,
+                      std::stop_token stop);
 
   PoolControllerConfig config_;
   runtime::StatusWriter pool_status_;
   runtime::StatusWriter binding_status_;
   runtime::StatusWriter backend_status_;
   runtime::OwnedApplier owned_;
+  runtime::Lister<api::KVCachePool> pools_;
+  runtime::Lister<api::KVCachePoolBinding> bindings_;
   std::mutex locks_mutex_;
   std::map<std::string, std::unique_ptr<std::mutex>> locks_;
 };

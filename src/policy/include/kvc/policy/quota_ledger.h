@@ -16,6 +16,9 @@
 //     registered it (`registered`), it has an explicit policy, it is not contested, and — for a
 //     releasing Binding's domain — its release is due (`releasable`). Everything else observed
 //     is left alone: entries someone else made, orphan accounts, contested domains.
+//   ledgerRipple(claims, written, before, after)
+//     which pools of the master a pass's ledger writes reach, so that only those are passed
+//     again at once (see below).
 // The store computes the grants; nothing here predicts them.
 
 #include <cstdint>
@@ -66,5 +69,22 @@ struct LedgerPlan {
 LedgerPlan planLedger(const DesiredLedger& desired, const std::vector<ObservedTenant>& observed,
                       const std::set<std::string>& registered,
                       const std::set<std::string>& releasable);
+
+// The pools whose Bindings' grants a pass's ledger writes may have moved. The store recuts every
+// grant while the explicit requests exceed its capacity (mooncake.md §5: floor(capacity × req /
+// S)); a ledger that shows a shortfall (an explicit entry granted less than it requested) before
+// or after the writes is such a recut, and reaches every pool with a claim on the master.
+// Otherwise a write moves only its own domain's grant: it reaches the pools with a Binding
+// claiming a written domain. `after_read` false (the ledger could not be read back) counts as a
+// recut: nothing is known of the grants.
+struct LedgerRipple {
+  bool recut = false;
+  std::set<std::string> pools;
+};
+
+LedgerRipple ledgerRipple(const std::vector<DomainClaim>& claims,
+                          const std::vector<std::string>& written,
+                          const std::vector<ObservedTenant>& before,
+                          const std::vector<ObservedTenant>& after, bool after_read);
 
 }  // namespace kvc::policy

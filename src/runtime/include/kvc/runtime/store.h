@@ -51,6 +51,13 @@ public:
   virtual std::vector<ObjectPtr> byIndex(const std::string& index,
                                          const std::string& value) const = 0;
   virtual std::size_t size() const = 0;
+
+  // The same reads without unpacking, each object with its key: for a reader that keeps its own
+  // decoded copy per stored version (a Packed value is replaced, never changed, on every update).
+  virtual Packed getPacked(const std::string& key) const = 0;
+  virtual std::vector<std::pair<std::string, Packed>> packedList() const = 0;
+  virtual std::vector<std::pair<std::string, Packed>> packedByIndex(
+      const std::string& index, const std::string& value) const = 0;
 };
 
 // Cache
@@ -67,9 +74,12 @@ public:
   std::vector<ObjectPtr> byIndex(const std::string& index,
                                  const std::string& value) const override;
   std::size_t size() const override;
+  Packed getPacked(const std::string& key) const override;
+  std::vector<std::pair<std::string, Packed>> packedList() const override;
+  std::vector<std::pair<std::string, Packed>> packedByIndex(
+      const std::string& index, const std::string& value) const override;
 
-  // The packed object and its resourceVersion, without unpacking.
-  Packed getPacked(const std::string& key) const;
+  // The object's resourceVersion, without unpacking.
   std::string version(const std::string& key) const;
 
   // Writers (the owning informer only). `object` is the unpacked form of `packed` (indexes are
