@@ -187,7 +187,11 @@ OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
       if (ObjectPtr cached = source->cache->get(kube::object::key(ns, name))) {
         live = *cached;
       }
-    } else {
+    }
+    // A cache miss is not an absence: the cache may not have seen a same-named object someone
+    // else created a moment ago, and a server-side apply onto it would adopt it. Only a live
+    // NotFound lets the child be created (a read per missing child, none once it is cached).
+    if (!live) {
       kube::Api api(client_, child.resource, ns);
       auto read = api.getOptional(name, stop);
       if (!read.ok()) {

@@ -149,6 +149,29 @@ TEST_F(OwnedTest, NothingIsSentWhenTheCacheHoldsTheIntent) {
   EXPECT_EQ(server_.requestCount(), 0U);
 }
 
+TEST_F(OwnedTest, ACacheMissIsReadLiveSoALaggingCacheAdoptsNothing) {
+  // The cache has not seen the same-named object someone created a moment ago; the live read
+  // has, and the apply (which would adopt it) is never sent.
+  server_.setHandler([](const FakeRequest& r, ResponseWriter& out) {
+    if (r.method == "GET") {
+      out.respond(200, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c",
+          "namespace":"gpustack-system","uid":"someone-elses"},"data":{"mine":"yes"}})");
+    } else {
+      out.respond(200, r.body);
+    }
+  });
+  Store cache;  // empty
+  OwnedSet set;
+  set.children.push_back(configMap("c", "v1"));
+  set.sources.push_back({kube::resources::configMaps(), "gpustack-system", &cache});
+  auto report = applier_.apply(kOwner, set);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().kind(), OwnedErrorKind::NotOurs);
+  const auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 1U);
+  EXPECT_EQ(requests[0].method, "GET");
+}
+
 TEST_F(OwnedTest, ChildrenNoLongerRenderedArePrunedAndOthersLeftAlone) {
   Store cache;
   const Json keep = asApplied(configMap("keep", "v"));

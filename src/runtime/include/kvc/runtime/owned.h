@@ -10,7 +10,8 @@
 //   2. A same-named object that does not carry our note for this owner is never adopted: the
 //      call fails with OwnedErrorKind::NotOurs, naming the object and asking the user to rename
 //      or remove it. This check runs for every child before anything is written, so a refusal
-//      changes nothing.
+//      changes nothing. A child the cache does not hold is read live first: a cache that has not
+//      seen a same-named object yet must not let the apply adopt it.
 //   3. Each child is applied with server-side apply under the one field manager; `force` only
 //      where the child says the contract makes the field ours. A child whose live object (from
 //      the cache) already holds every field of the intent is not sent at all, so a pass over an
@@ -89,7 +90,8 @@ struct OwnedSet {
   // The kinds to prune, and the label selector every child of this owner carries.
   std::vector<ChildSource> prune;
   std::string selector;
-  // Caches to consult for step 2 and 3 (by kind and namespace); others are read live.
+  // Caches to consult for step 2 and 3 (by kind and namespace); others, and what a cache does
+  // not hold, are read live.
   std::vector<ChildSource> sources;
 };
 
