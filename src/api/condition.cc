@@ -102,35 +102,26 @@ Json conditionsToJson(const std::vector<Condition>& conditions) {
 }
 
 Result<std::vector<Condition>> conditionsFromJson(const Json& conditions, std::string_view path) {
-  std::vector<Condition> out;
-  if (conditions.is_null()) {
-    return out;
-  }
-  if (!conditions.is_array()) {
-    return invalidArgument(std::string(path) + " must be a list");
-  }
-  for (std::size_t i = 0; i < conditions.size(); ++i) {
-    const std::string at = std::string(path) + "[" + std::to_string(i) + "]";
-    const Json& item = conditions[i];
-    Condition condition;
-    KVC_ASSIGN_OR_RETURN(auto type, optionalString(item, "type", at));
-    KVC_ASSIGN_OR_RETURN(auto status, optionalString(item, "status", at));
-    KVC_ASSIGN_OR_RETURN(auto reason, optionalString(item, "reason", at));
-    KVC_ASSIGN_OR_RETURN(auto message, optionalString(item, "message", at));
-    KVC_ASSIGN_OR_RETURN(auto transition, optionalString(item, "lastTransitionTime", at));
-    KVC_ASSIGN_OR_RETURN(auto generation, optionalInt(item, "observedGeneration", at));
-    if (!type || type->empty()) {
-      return invalidArgument(at + ".type is required");
-    }
-    condition.type = *type;
-    condition.status = status.value_or(std::string(kConditionUnknown));
-    condition.reason = reason.value_or("");
-    condition.message = message.value_or("");
-    condition.last_transition_time = transition.value_or("");
-    condition.observed_generation = generation.value_or(0);
-    out.push_back(std::move(condition));
-  }
-  return out;
+  return listFromJson<Condition>(
+      conditions, path, [](const Json& item, const std::string& at) -> Result<Condition> {
+        KVC_ASSIGN_OR_RETURN(auto type, optionalString(item, "type", at));
+        KVC_ASSIGN_OR_RETURN(auto status, optionalString(item, "status", at));
+        KVC_ASSIGN_OR_RETURN(auto reason, optionalString(item, "reason", at));
+        KVC_ASSIGN_OR_RETURN(auto message, optionalString(item, "message", at));
+        KVC_ASSIGN_OR_RETURN(auto transition, optionalString(item, "lastTransitionTime", at));
+        KVC_ASSIGN_OR_RETURN(auto generation, optionalInt(item, "observedGeneration", at));
+        if (!type || type->empty()) {
+          return invalidArgument(at + ".type is required");
+        }
+        Condition condition;
+        condition.type = *type;
+        condition.status = status.value_or(std::string(kConditionUnknown));
+        condition.reason = reason.value_or("");
+        condition.message = message.value_or("");
+        condition.last_transition_time = transition.value_or("");
+        condition.observed_generation = generation.value_or(0);
+        return condition;
+      });
 }
 
 }  // namespace kvc::api

@@ -1,5 +1,6 @@
 #include "fields.h"
 
+#include "kvc/api/condition.h"
 #include "kvc/api/decode.h"
 #include "kvc/api/message.h"
 #include "kvc/api/transport.h"
@@ -83,6 +84,18 @@ void putPhase(Json& status, std::int64_t observed_generation, const std::string&
   if (!phase_message.empty()) {
     status["phaseMessage"] = boundMessage(phase_message);
   }
+}
+
+Status readStatusHead(const Json& status, StatusHead& out) {
+  KVC_ASSIGN_OR_RETURN(auto generation, optionalInt(status, "observedGeneration", "status"));
+  KVC_ASSIGN_OR_RETURN(auto phase, optionalString(status, "phase", "status"));
+  KVC_ASSIGN_OR_RETURN(auto message, optionalString(status, "phaseMessage", "status"));
+  out.observed_generation = generation.value_or(0);
+  out.phase = phase.value_or("");
+  out.phase_message = message.value_or("");
+  KVC_ASSIGN_OR_RETURN(out.conditions,
+                       conditionsFromJson(status.value("conditions", Json()), "status.conditions"));
+  return okStatus();
 }
 
 }  // namespace kvc::api::internal

@@ -11,9 +11,8 @@
 #include <vector>
 
 #include "kvc/api/backend.h"
-#include "kvc/api/condition.h"
-#include "kvc/api/decode.h"
 #include "kvc/api/meta.h"
+#include "kvc/api/status_head.h"
 #include "kvc/common/json.h"
 #include "kvc/common/status.h"
 
@@ -32,20 +31,8 @@ Result<std::optional<std::int64_t>> optionalBytes(const Json& object, std::strin
 // Writes `bytes` as a BinarySI quantity under `field` when present.
 void putBytes(Json& object, std::string_view field, const std::optional<std::int64_t>& bytes);
 // Reads the head every kind's status shares — observedGeneration, phase, phaseMessage,
-// conditions — from `status` into `out` (any of the kinds' Status structs); putPhase and the
-// conditions encoder write it back.
-template <typename KindStatus>
-Status readStatusHead(const Json& status, KindStatus& out) {
-  KVC_ASSIGN_OR_RETURN(auto generation, optionalInt(status, "observedGeneration", "status"));
-  KVC_ASSIGN_OR_RETURN(auto phase, optionalString(status, "phase", "status"));
-  KVC_ASSIGN_OR_RETURN(auto message, optionalString(status, "phaseMessage", "status"));
-  out.observed_generation = generation.value_or(0);
-  out.phase = phase.value_or("");
-  out.phase_message = message.value_or("");
-  KVC_ASSIGN_OR_RETURN(out.conditions,
-                       conditionsFromJson(status.value("conditions", Json()), "status.conditions"));
-  return okStatus();
-}
+// conditions — from `status` into `out`; putPhase and the conditions encoder write it back.
+Status readStatusHead(const Json& status, StatusHead& out);
 
 // Writes the phase, its message (bounded; omitted when empty) and observedGeneration.
 void putPhase(Json& status, std::int64_t observed_generation, const std::string& phase,

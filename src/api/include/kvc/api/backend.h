@@ -16,6 +16,7 @@
 #include "kvc/api/condition.h"
 #include "kvc/api/meta.h"
 #include "kvc/api/reference.h"
+#include "kvc/api/status_head.h"
 #include "kvc/common/json.h"
 #include "kvc/common/status.h"
 
@@ -67,11 +68,7 @@ struct KVCacheBackend {
     std::vector<MemberGroup> members;
     std::vector<Endpoint> external_endpoints;
   } spec;
-  struct Status {
-    std::int64_t observed_generation = 0;
-    std::string phase;
-    std::string phase_message;
-    std::vector<Condition> conditions;
+  struct Status : StatusHead {
     std::vector<Endpoint> endpoints;
     std::optional<std::int64_t> capacity_total;  // bytes
     std::optional<std::int64_t> capacity_used;   // bytes

@@ -12,6 +12,7 @@
 #include "kvc/api/condition.h"
 #include "kvc/api/meta.h"
 #include "kvc/api/reference.h"
+#include "kvc/api/status_head.h"
 #include "kvc/common/json.h"
 #include "kvc/common/status.h"
 
@@ -35,11 +36,7 @@ struct KVCachePoolBinding {
     std::string quota_ceiling;  // a quantity, as written
     ReuseDomain domain;
   } spec;
-  struct Status {
-    std::int64_t observed_generation = 0;
-    std::string phase;
-    std::string phase_message;
-    std::vector<Condition> conditions;
+  struct Status : StatusHead {
     std::optional<std::int64_t> requested_quota;  // bytes, the tenant's requested bytes verbatim
     std::optional<std::int64_t> effective_quota;  // bytes, the grant
     std::optional<std::int64_t> usage;            // bytes

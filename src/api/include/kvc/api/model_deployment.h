@@ -18,6 +18,7 @@
 
 #include "kvc/api/condition.h"
 #include "kvc/api/meta.h"
+#include "kvc/api/status_head.h"
 #include "kvc/common/json.h"
 #include "kvc/common/status.h"
 
@@ -171,11 +172,7 @@ struct ModelDeployment {
     std::vector<ModelDeploymentRole> roles;
     std::optional<ModelRouter> router;
   } spec;
-  struct Status {
-    std::int64_t observed_generation = 0;
-    std::string phase;  // Starting | Ready | Degraded | Deleting
-    std::string phase_message;
-    std::vector<Condition> conditions;
+  struct Status : StatusHead {  // phase: Starting | Ready | Degraded | Deleting
     std::string endpoint;  // "" = not published
     std::optional<KVCacheAttachmentStatus> kv_cache;
     std::vector<ModelDeploymentRoleStatus> roles;

@@ -12,6 +12,7 @@
 #include "kvc/api/condition.h"
 #include "kvc/api/meta.h"
 #include "kvc/api/reference.h"
+#include "kvc/api/status_head.h"
 #include "kvc/common/json.h"
 #include "kvc/common/status.h"
 
@@ -38,11 +39,7 @@ struct KVCachePool {
     std::vector<std::string> backends;
     std::string quota_total;  // a quantity, as written
   } spec;
-  struct Status {
-    std::int64_t observed_generation = 0;
-    std::string phase;
-    std::string phase_message;
-    std::vector<Condition> conditions;
+  struct Status : StatusHead {
     std::string client_endpoint;  // "" = not published
     std::optional<std::int64_t> usage_total;  // bytes
     std::vector<PoolDomain> domains;
