@@ -9,7 +9,8 @@
 //   3. A finalizer on every live Binding on the master — before any external write.
 //   4. The ledger of the master: read; unless the backend is declared single-tenant, PUT each
 //      desired domain's ceiling and DELETE only entries this operator registered (a releasing
-//      Binding's, once due; a pool's former status.domains); read it back if it changed.
+//      Binding's, once due; a pool's former status.domains); read it back if it changed, and
+//      pass again at once the other pools the writes reached (policy::ledgerRipple).
 //   5. One /metrics scrape for the whole pass; every Binding's figures come from it.
 //   6. For a managed multi-tenant backend, the tenant-quota policy ConfigMap (the master's seed).
 //   7. The status of each Binding of this pool (policy::bindingStatus), releasing a deleting one
@@ -69,7 +70,8 @@ struct PoolControllerConfig {
   // The Pod webhook's timeout: how long after a Binding's deletion began an admission that read
   // it before the deletion may still be in flight.
   Clock::Duration admission_window = std::chrono::seconds(10);
-  // Enqueues a pool (the sibling pools on a master whose ledger a pass changed).
+  // Enqueues a pool: the other pools of the master that a pass's ledger writes reached
+  // (policy::ledgerRipple), passed again now rather than at their resync.
   std::function<void(const std::string& pool)> enqueue;
   const Clock* clock = &realClock();
 };

@@ -4,7 +4,7 @@
 //
 // Each stored version is decoded once. The cache keeps objects packed (store.h) and a pass that
 // reads every Binding of a master would otherwise unpack and decode all of them on every pass:
-// with 1,000 Bindings that was ~90 % of a pool pass's CPU. The lister keeps, per key, the packed
+// with 1,000 Bindings that was about two thirds of a pool pass's CPU (docs/performance.md). The lister keeps, per key, the packed
 // value it decoded and the decoded object; a read whose packed value is the one it has (an
 // update replaces the packed value, never changes it) returns the same shared immutable object.
 // Like ObjectPtr, a reader keeps what it got after the cache moves on, and copies to change it.
