@@ -67,6 +67,7 @@
 #include "kvc/runtime/informer.h"
 #include "kvc/store/http.h"
 #include "parallel.h"
+#include "proc_status.h"
 
 namespace kvc::bench {
 namespace {
@@ -619,15 +620,7 @@ private:
 // ---- the operator process, the ledger ----
 
 long procStatusKib(int pid, const char* field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  const std::string prefix = std::string(field) + ":";
-  while (std::getline(in, line)) {
-    if (line.rfind(prefix, 0) == 0) {
-      return std::atol(line.c_str() + prefix.size());
-    }
-  }
-  return -1;
+  return kvc::testing::procStatusKib(std::to_string(pid), field);
 }
 
 struct Ledger {

@@ -35,6 +35,7 @@
 #include "kvc/runtime/informer.h"
 #include "pod_fixture.h"
 #include "parallel.h"
+#include "proc_status.h"
 
 extern char** environ;
 
@@ -45,17 +46,7 @@ using Clock = std::chrono::steady_clock;
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-long statusKib(const char* field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  const std::string prefix = std::string(field) + ":";
-  while (std::getline(in, line)) {
-    if (line.rfind(prefix, 0) == 0) {
-      return std::atol(line.c_str() + prefix.size());
-    }
-  }
-  return -1;
-}
+long statusKib(const char* field) { return kvc::testing::procStatusKib("self", field); }
 
 std::map<std::string, std::string> readEnvFile(const std::string& dir) {
   std::map<std::string, std::string> vars;
