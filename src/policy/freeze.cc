@@ -88,6 +88,30 @@ std::vector<FreezeViolation> checkFreeze(const Json& old_pod, const Json& new_po
   return violations;
 }
 
+std::vector<FreezeViolation> checkBindingWrites(const Json& binding) {
+  std::vector<FreezeViolation> violations;
+  const struct {
+    std::string_view map;
+    std::string_view key;
+  } k_keys[] = {
+      {"labels", kLabelInject},
+      {"annotations", kAnnotationInjected},
+      {"annotations", kAnnotationClientConfig},
+  };
+  for (const auto& k : k_keys) {
+    if (!metadataValue(binding, k.map, k.key)) {
+      continue;
+    }
+    violations.push_back(
+        {field(k.map, k.key),
+         "a Binding must not write it: the API server copies a Binding's labels and "
+         "annotations onto its Pod, and this one is written only when the Pod is created (the "
+         "label by its owner, the annotations by the injection webhook); bind the Pod without "
+         "it"});
+  }
+  return violations;
+}
+
 std::string freezeMessage(std::string_view pod_name,
                           const std::vector<FreezeViolation>& violations) {
   std::string message = "Pod \"" + std::string(pod_name) + "\" is invalid: ";

@@ -45,22 +45,32 @@ AdmissionResponse PodMutator::handle(const AdmissionRequest& request) const {
   return response;
 }
 
-AdmissionResponse validatePodUpdate(const AdmissionRequest& request) {
-  if (request.operation != "UPDATE" || request.resource != "pods" ||
-      !request.sub_resource.empty()) {
-    return allow(request.uid);
-  }
-  const std::vector<policy::FreezeViolation> violations =
-      policy::checkFreeze(request.old_object, request.object);
-  if (violations.empty()) {
-    return allow(request.uid);
-  }
+namespace {
+
+AdmissionResponse refuse(const AdmissionRequest& request,
+                         const std::vector<policy::FreezeViolation>& violations) {
   AdmissionResponse response =
       deny(request.uid, 422, "Invalid", policy::freezeMessage(request.name, violations));
   for (const policy::FreezeViolation& violation : violations) {
     response.causes.push_back({"FieldValueForbidden", violation.message, violation.field});
   }
   return response;
+}
+
+}  // namespace
+
+AdmissionResponse validatePod(const AdmissionRequest& request) {
+  if (request.resource != "pods") {
+    return allow(request.uid);
+  }
+  std::vector<policy::FreezeViolation> violations;
+  if (request.operation == "UPDATE" &&
+      (request.sub_resource.empty() || request.sub_resource == "status")) {
+    violations = policy::checkFreeze(request.old_object, request.object);
+  } else if (request.operation == "CREATE" && request.sub_resource == "binding") {
+    violations = policy::checkBindingWrites(request.object);
+  }
+  return violations.empty() ? allow(request.uid) : refuse(request, violations);
 }
 
 }  // namespace kvc::webhook

@@ -74,7 +74,7 @@ std::map<std::string, runtime::HttpHandler> makeRoutes(const WebhookRoutes& conf
       "mutate-pod", [mutator](const AdmissionRequest& r) { return mutator->handle(r); },
       metrics);
   routes[std::string(kValidatePodPath)] =
-      admissionRoute("validate-pod", validatePodUpdate, metrics);
+      admissionRoute("validate-pod", validatePod, metrics);
   if (auto quota = config.quota) {
     routes[std::string(kValidatePoolPath)] = admissionRoute(
         "validate-pool", [quota](const AdmissionRequest& r) { return quota->admitPool(r); },

@@ -135,5 +135,26 @@ TEST(FreezeMessage, IsOneInvalidErrorNamingEveryField) {
   }
 }
 
+TEST(BindingWrites, NamesEveryFrozenKeyABindingWouldCopyOntoItsPod) {
+  const Json binding = Json::parse(R"({"apiVersion": "v1", "kind": "Binding",
+    "metadata": {"name": "chat-0",
+      "labels": {"kvcache.gpustack.ai/inject": "false", "topology.kubernetes.io/zone": "a"},
+      "annotations": {"kvcache.gpustack.ai/injected": "{}",
+        "kvcache.gpustack.ai/client-config": "{}", "kvcache.gpustack.ai/binding": "b"}},
+    "target": {"kind": "Node", "name": "n"}})");
+  std::vector<std::string> fields;
+  for (const FreezeViolation& violation : checkBindingWrites(binding)) {
+    fields.push_back(violation.field);
+    EXPECT_NE(violation.message.find("bind the Pod without it"), std::string::npos);
+  }
+  EXPECT_EQ(fields, (std::vector<std::string>{kLabel, kRecord, kConfig}));
+}
+
+TEST(BindingWrites, AdmitsAPlainBinding) {
+  EXPECT_TRUE(checkBindingWrites(Json::parse(R"({"kind": "Binding", "metadata": {"name": "x",
+      "annotations": {"example.com/a": "b"}}, "target": {"name": "n"}})")).empty());
+  EXPECT_TRUE(checkBindingWrites(Json::parse(R"({"kind": "Binding", "target": {}})")).empty());
+}
+
 }  // namespace
 }  // namespace kvc::policy

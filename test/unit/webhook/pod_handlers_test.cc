@@ -119,21 +119,63 @@ TEST(ValidatePodUpdate, RefusesAFreezeViolationWithOneCausePerField) {
   request.object = request.old_object;
   request.object["metadata"]["labels"]["kvcache.gpustack.ai/inject"] = "false";
   request.object["metadata"]["annotations"].erase("kvcache.gpustack.ai/injected");
-  const AdmissionResponse response = validatePodUpdate(request);
+  const AdmissionResponse response = validatePod(request);
   EXPECT_FALSE(response.allowed);
   EXPECT_EQ(response.code, 422);
   EXPECT_EQ(response.causes.size(), 2u);
 }
 
-TEST(ValidatePodUpdate, AdmitsStatusUpdatesAndOtherEdits) {
+TEST(ValidatePodUpdate, AdmitsOtherEditsOnEitherPath) {
   AdmissionRequest request = create(pod("vllm"));
   request.operation = "UPDATE";
   request.old_object = request.object;
   request.object["metadata"]["finalizers"] = Json::array();
-  EXPECT_TRUE(validatePodUpdate(request).allowed);
+  EXPECT_TRUE(validatePod(request).allowed);
   request.sub_resource = "status";
+  request.object["status"] = {{"phase", "Running"}};
+  EXPECT_TRUE(validatePod(request).allowed);
+}
+
+TEST(ValidatePodUpdate, JudgesStatusWritesByTheSameRule) {
+  // The API server keeps label and annotation changes made through pods/status.
+  AdmissionRequest request = create(pod("vllm"));
+  request.operation = "UPDATE";
+  request.sub_resource = "status";
+  request.name = "x";
+  request.old_object = request.object;
   request.object["metadata"]["labels"] = Json::object();
-  EXPECT_TRUE(validatePodUpdate(request).allowed);
+  const AdmissionResponse response = validatePod(request);
+  EXPECT_FALSE(response.allowed);
+  EXPECT_EQ(response.code, 422);
+  ASSERT_EQ(response.causes.size(), 1u);
+  EXPECT_EQ(response.causes[0].field, "metadata.labels[kvcache.gpustack.ai/inject]");
+}
+
+TEST(ValidatePodBinding, RefusesABindingThatWritesAFrozenKey) {
+  AdmissionRequest request = create(Json::parse(R"({"apiVersion": "v1", "kind": "Binding",
+      "metadata": {"name": "x", "annotations": {"kvcache.gpustack.ai/client-config": "{}"}},
+      "target": {"kind": "Node", "name": "n"}})"));
+  request.sub_resource = "binding";
+  request.name = "x";
+  const AdmissionResponse response = validatePod(request);
+  EXPECT_FALSE(response.allowed);
+  EXPECT_EQ(response.code, 422);
+  ASSERT_EQ(response.causes.size(), 1u);
+  EXPECT_EQ(response.causes[0].field, "metadata.annotations[kvcache.gpustack.ai/client-config]");
+  request.object["metadata"]["annotations"] = {{"example.com/placed-by", "me"}};
+  EXPECT_TRUE(validatePod(request).allowed);
+}
+
+TEST(ValidatePod, AdmitsSubresourcesThatCannotMoveMetadata) {
+  // ephemeralcontainers and resize drop metadata changes before validation.
+  AdmissionRequest request = create(pod("vllm"));
+  request.operation = "UPDATE";
+  request.old_object = request.object;
+  request.object["metadata"]["labels"] = Json::object();
+  for (const char* sub : {"ephemeralcontainers", "resize"}) {
+    request.sub_resource = sub;
+    EXPECT_TRUE(validatePod(request).allowed) << sub;
+  }
 }
 
 }  // namespace

@@ -40,8 +40,10 @@ private:
   std::shared_ptr<InjectionObserver> observer_;
 };
 
-// Refuses UPDATEs that move the inject label or the two written annotations (422 Invalid, one
-// cause per field); admits everything else.
-AdmissionResponse validatePodUpdate(const AdmissionRequest& request);
+// The freeze (policy/freeze.h) on every path that writes a Pod's metadata: UPDATE of `pods` and
+// of `pods/status` that moves the inject label or the two written annotations, and a
+// `pods/binding` CREATE that would write one of them; 422 Invalid, one cause per field.
+// Everything else is admitted.
+AdmissionResponse validatePod(const AdmissionRequest& request);
 
 }  // namespace kvc::webhook
