@@ -114,14 +114,9 @@ kubectl wait --for=condition=Established --timeout=60s \
   crd/kvcachepoolbindings.worker.gpustack.ai >/dev/null
 kubectl create namespace gpustack-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 
-free_port() {
-  local port
-  while :; do
-    port=$((20000 + RANDOM % 20000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
-  done
-}
-port=$(free_port)
+# shellcheck source=test/cluster/lib.sh
+. "$root/test/cluster/lib.sh"  # kvc_free_port
+port=$(kvc_free_port)
 # Its own Lease and selector: on a shared cluster it neither waits for another operator's Lease
 # nor touches another run's objects.
 # shellcheck disable=SC2086

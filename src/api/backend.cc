@@ -50,6 +50,94 @@ Result<KVCacheBackend::Status> statusFromJson(const Json& object) {
   return out;
 }
 
+Result<std::vector<std::string>> stringList(const Json& object, std::string_view field,
+                                            std::string_view path) {
+  KVC_ASSIGN_OR_RETURN(Json list, optionalArray(object, field, path));
+  return listFromJson<std::string>(list, joinPath(path, field),
+                                   [](const Json& item, const std::string& at)
+                                       -> Result<std::string> {
+                                     if (!item.is_string()) {
+                                       return Status(StatusCode::InvalidArgument,
+                                                     at + " must be a string");
+                                     }
+                                     return item.get<std::string>();
+                                   });
+}
+
+Result<std::optional<LocalDisk>> localDiskFromJson(const Json& group, const std::string& at) {
+  KVC_ASSIGN_OR_RETURN(Json disks, optionalArray(group, "localDisks", at));
+  if (disks.empty()) {
+    return std::optional<LocalDisk>();
+  }
+  const std::string path = joinPath(at, "localDisks") + "[0]";
+  LocalDisk disk;
+  KVC_ASSIGN_OR_RETURN(auto dir, optionalString(disks[0], "path", path));
+  disk.path = dir.value_or("");
+  KVC_ASSIGN_OR_RETURN(disk.capacity_bytes, internal::optionalBytes(disks[0], "capacity", path));
+  KVC_ASSIGN_OR_RETURN(disk.key_limit, optionalInt(disks[0], "keyLimit", path));
+  KVC_ASSIGN_OR_RETURN(Json eviction, optionalObject(disks[0], "eviction", path));
+  const std::string eviction_at = joinPath(path, "eviction");
+  KVC_ASSIGN_OR_RETURN(auto enabled, optionalBool(eviction, "enabled", eviction_at));
+  disk.eviction_enabled = enabled.value_or(true);
+  KVC_ASSIGN_OR_RETURN(disk.eviction_policy, optionalString(eviction, "policy", eviction_at));
+  KVC_ASSIGN_OR_RETURN(Json watermark, optionalObject(eviction, "watermark", eviction_at));
+  const std::string watermark_at = joinPath(eviction_at, "watermark");
+  KVC_ASSIGN_OR_RETURN(auto high, optionalInt(watermark, "high", watermark_at));
+  KVC_ASSIGN_OR_RETURN(auto low, optionalInt(watermark, "low", watermark_at));
+  if (high) {
+    disk.watermark_high = static_cast<int>(*high);
+  }
+  if (low) {
+    disk.watermark_low = static_cast<int>(*low);
+  }
+  KVC_ASSIGN_OR_RETURN(auto clean, optionalBool(disks[0], "cleanAfterDelete", path));
+  disk.clean_after_delete = clean.value_or(false);
+  return std::optional<LocalDisk>(std::move(disk));
+}
+
+Result<MemberGroup> memberGroupFromJson(const Json& item, const std::string& at) {
+  MemberGroup group;
+  KVC_ASSIGN_OR_RETURN(auto medium, optionalString(item, "medium", at));
+  KVC_ASSIGN_OR_RETURN(auto capacity, optionalQuantity(item, "capacityPerMember", at));
+  KVC_ASSIGN_OR_RETURN(Json group_transport, optionalObject(item, "transport", at));
+  KVC_ASSIGN_OR_RETURN(group.transport_protocol,
+                       protocolField(group_transport, joinPath(at, "transport")));
+  group.medium = medium.value_or("");
+  group.capacity_per_member = capacity.value_or("");
+  KVC_ASSIGN_OR_RETURN(group.node_selector, optionalObject(item, "nodeSelector", at));
+  KVC_ASSIGN_OR_RETURN(group.local_buffer_size, optionalQuantity(item, "localBufferSize", at));
+  KVC_ASSIGN_OR_RETURN(group.image, optionalString(item, "image", at));
+  KVC_ASSIGN_OR_RETURN(auto fabric, optionalInt(item, "fabricInterfaceCount", at));
+  group.fabric_interface_count = fabric.value_or(1);
+  KVC_ASSIGN_OR_RETURN(group.extra_args, stringList(item, "extraArgs", at));
+  KVC_ASSIGN_OR_RETURN(group.extra_env, optionalArray(item, "extraEnv", at));
+  KVC_ASSIGN_OR_RETURN(group.runtime_class_name, optionalString(item, "runtimeClassName", at));
+  KVC_ASSIGN_OR_RETURN(group.host_paths, optionalArray(item, "hostPaths", at));
+  KVC_ASSIGN_OR_RETURN(Json security, optionalObject(item, "securityContext", at));
+  if (!security.empty()) {
+    group.security_context = std::move(security);
+  }
+  KVC_ASSIGN_OR_RETURN(group.local_disk, localDiskFromJson(item, at));
+  return group;
+}
+
+Result<LeaderSpec> leaderFromJson(const Json& leader, std::string_view at) {
+  LeaderSpec out;
+  KVC_ASSIGN_OR_RETURN(auto replicas, optionalInt(leader, "replicas", at));
+  out.replicas = replicas.value_or(1);
+  for (auto [field, into] : {std::pair{"electionBackend", &out.election_backend},
+                             std::pair{"memberAddressing", &out.member_addressing},
+                             std::pair{"allocationStrategy", &out.allocation_strategy}}) {
+    KVC_ASSIGN_OR_RETURN(auto value, optionalString(leader, field, at));
+    if (value) {
+      *into = *value;
+    }
+  }
+  KVC_ASSIGN_OR_RETURN(out.extra_args, stringList(leader, "extraArgs", at));
+  KVC_ASSIGN_OR_RETURN(out.extra_env, optionalArray(leader, "extraEnv", at));
+  return out;
+}
+
 }  // namespace
 
 std::string endpointAddress(const std::vector<Endpoint>& endpoints, std::string_view name) {
@@ -68,6 +156,16 @@ Result<KVCacheBackend> backendFromJson(const Json& object) {
   KVC_ASSIGN_OR_RETURN(auto type, optionalString(spec, "type", "spec"));
   backend.spec.type = type.value_or("Mooncake");
   KVC_ASSIGN_OR_RETURN(backend.spec.image, optionalString(spec, "image", "spec"));
+  KVC_ASSIGN_OR_RETURN(backend.spec.image_pull_policy,
+                       optionalString(spec, "imagePullPolicy", "spec"));
+  KVC_ASSIGN_OR_RETURN(Json pull_secrets, optionalArray(spec, "imagePullSecrets", "spec"));
+  KVC_ASSIGN_OR_RETURN(backend.spec.image_pull_secrets,
+                       listFromJson<std::string>(
+                           pull_secrets, "spec.imagePullSecrets",
+                           [](const Json& item, const std::string& at) -> Result<std::string> {
+                             KVC_ASSIGN_OR_RETURN(auto name, optionalString(item, "name", at));
+                             return name.value_or("");
+                           }));
   KVC_ASSIGN_OR_RETURN(Json transport, optionalObject(spec, "transport", "spec"));
   KVC_ASSIGN_OR_RETURN(backend.spec.transport_protocol, protocolField(transport, "spec.transport"));
   KVC_ASSIGN_OR_RETURN(Json connection, optionalObject(spec, "connection", "spec"));
@@ -79,19 +177,16 @@ Result<KVCacheBackend> backendFromJson(const Json& object) {
     KVC_ASSIGN_OR_RETURN(auto multi_tenancy,
                          optionalBool(leader, "multiTenancy", "spec.connection.managed.leader"));
     backend.spec.multi_tenancy = multi_tenancy.value_or(true);
+    KVC_ASSIGN_OR_RETURN(backend.spec.leader,
+                         leaderFromJson(leader, "spec.connection.managed.leader"));
     KVC_ASSIGN_OR_RETURN(Json members, optionalArray(managed, "members", "spec.connection.managed"));
-    for (std::size_t i = 0; i < members.size(); ++i) {
-      const std::string at = "spec.connection.managed.members[" + std::to_string(i) + "]";
-      MemberGroup group;
-      KVC_ASSIGN_OR_RETURN(auto medium, optionalString(members[i], "medium", at));
-      KVC_ASSIGN_OR_RETURN(auto capacity, optionalQuantity(members[i], "capacityPerMember", at));
-      KVC_ASSIGN_OR_RETURN(Json group_transport, optionalObject(members[i], "transport", at));
-      KVC_ASSIGN_OR_RETURN(group.transport_protocol,
-                           protocolField(group_transport, joinPath(at, "transport")));
-      group.medium = medium.value_or("");
-      group.capacity_per_member = capacity.value_or("");
-      backend.spec.members.push_back(std::move(group));
-    }
+    KVC_ASSIGN_OR_RETURN(backend.spec.members,
+                         listFromJson<MemberGroup>(members, "spec.connection.managed.members",
+                                                   memberGroupFromJson));
+    KVC_ASSIGN_OR_RETURN(Json scale_in, optionalObject(managed, "scaleIn", "spec.connection.managed"));
+    KVC_ASSIGN_OR_RETURN(backend.spec.scale_in_grace_period_seconds,
+                         optionalInt(scale_in, "gracePeriodSeconds",
+                                     "spec.connection.managed.scaleIn"));
   }
   if (backend.spec.external) {
     KVC_ASSIGN_OR_RETURN(Json external, optionalObject(connection, "external", "spec.connection"));

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   kvc::cmd::addCheckInjectCommand(app);
   kvc::cmd::addOperatorCommand(app);
   kvc::cmd::addStoreCommand(app);
+  kvc::cmd::addStoreSurveyCommand(app);
+  kvc::cmd::addStoreLeaderCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

@@ -25,6 +25,7 @@
 #include "kvc/runtime/informer.h"
 #include "kvc/runtime/leader_election.h"
 #include "kvc/runtime/manager.h"
+#include "internal/process_flags.h"
 
 namespace kvc::cmd {
 namespace {
@@ -49,81 +50,6 @@ struct OperatorOptions {
   WebhookOptions webhook;
 };
 
-// "15s", "500ms", "2m", "1h", "1.5s".
-Result<Clock::Duration> parseDuration(std::string_view text, std::string_view flag) {
-  auto bad = [&] {
-    return invalidArgument(std::string(flag) + ": \"" + std::string(text) +
-                           "\" is not a duration (e.g. 15s, 500ms, 2m)");
-  };
-  std::size_t unit = 0;
-  while (unit < text.size() && (std::isdigit(static_cast<unsigned char>(text[unit])) ||
-                                text[unit] == '.')) {
-    ++unit;
-  }
-  if (unit == 0) {
-    return bad();
-  }
-  double value = 0;
-  try {
-    value = std::stod(std::string(text.substr(0, unit)));
-  } catch (...) {
-    return bad();
-  }
-  const std::string_view suffix = text.substr(unit);
-  double seconds = 0;
-  if (suffix == "ms") {
-    seconds = value / 1000.0;
-  } else if (suffix == "s") {
-    seconds = value;
-  } else if (suffix == "m") {
-    seconds = value * 60.0;
-  } else if (suffix == "h") {
-    seconds = value * 3600.0;
-  } else {
-    return bad();
-  }
-  return std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(seconds));
-}
-
-// Blocks SIGTERM and SIGINT in every thread (call before any thread starts) and turns them into
-// a stop request from one watcher thread.
-class SignalStopper {
-public:
-  SignalStopper() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGTERM);
-    sigaddset(&set_, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
-  }
-  void watch(std::stop_source source) {
-    thread_ = std::jthread([this, source](std::stop_token self) mutable {
-      const timespec tick{0, 200 * 1000 * 1000};
-      while (!self.stop_requested()) {
-        const int sig = sigtimedwait(&set_, nullptr, &tick);
-        if (sig == SIGTERM || sig == SIGINT) {
-          logSignal(sig);
-          source.request_stop();
-          return;
-        }
-      }
-    });
-  }
-  ~SignalStopper() {
-    if (thread_.joinable()) {
-      thread_.request_stop();
-      thread_.join();
-    }
-  }
-
-private:
-  static void logSignal(int sig) {
-    std::cerr << "kvcache operator: received " << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
-              << ", shutting down\n";
-  }
-  sigset_t set_;
-  std::jthread thread_;
-};
-
 int runOperator(const OperatorOptions& options) {
   const LogFormat format =
       options.log_format == "json" ? LogFormat::JsonLines : LogFormat::Text;
@@ -144,7 +70,7 @@ int runOperator(const OperatorOptions& options) {
        {std::tuple{&options.lease_duration, "--lease-duration", &manager_options.lease_duration},
         std::tuple{&options.renew_deadline, "--renew-deadline", &manager_options.renew_deadline},
         std::tuple{&options.retry_period, "--retry-period", &manager_options.retry_period}}) {
-    auto d = parseDuration(*text, flag);
+    auto d = internal::parseDuration(*text, flag);
     if (!d.ok()) {
       std::cerr << "kvcache operator: " << d.status().message() << "\n";
       return kExitBadInput;
@@ -175,7 +101,7 @@ int runOperator(const OperatorOptions& options) {
   }
 
   // Signals are blocked before the manager starts any thread.
-  SignalStopper signals;
+  internal::SignalStopper signals;
   auto manager = runtime::Manager::create(*client, manager_options);
   if (!manager.ok()) {
     std::cerr << "kvcache operator: " << manager.status().message() << "\n";

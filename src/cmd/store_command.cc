@@ -45,20 +45,21 @@ int runStoreStatus(const StoreStatusOptions& options) {
 
 }  // namespace
 
-void addStoreCommand(CLI::App& app) {
-  // `store` may already exist when other store subcommands (leader, member, survey) registered
-  // it first; add to it rather than declaring it twice.
-  CLI::App* store = nullptr;
+CLI::App* storeSubcommand(CLI::App& app) {
+  // Each `store` subcommand registers itself on the one `store` group, whichever comes first.
   for (CLI::App* existing : app.get_subcommands([](CLI::App*) { return true; })) {
     if (existing->get_name() == "store") {
-      store = existing;
+      return existing;
     }
   }
-  if (store == nullptr) {
-    store = app.add_subcommand("store", "Run or inspect the Mooncake store of a KVCacheBackend");
-    store->require_subcommand(1);
-  }
+  CLI::App* store =
+      app.add_subcommand("store", "Run or inspect the Mooncake store of a KVCacheBackend");
+  store->require_subcommand(1);
+  return store;
+}
 
+void addStoreCommand(CLI::App& app) {
+  CLI::App* store = storeSubcommand(app);
   auto options = std::make_shared<StoreStatusOptions>();
   CLI::App* status = store->add_subcommand(
       "status", "Print a master's capacity, members and tenant ledger");

@@ -83,6 +83,15 @@ kvc_fresh_namespace() {
   printf '%s\n' "$ns"
 }
 
+# kvc_free_port: a TCP port nothing on 127.0.0.1 listens on now, in 20000..39999.
+kvc_free_port() {
+  local port
+  while :; do
+    port=$((20000 + RANDOM % 20000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
+  done
+}
+
 _kvc_pass() { KVC_PASSED=$((KVC_PASSED + 1)); echo "ok   - $1"; }
 _kvc_fail() {
   KVC_FAILED=$((KVC_FAILED + 1))

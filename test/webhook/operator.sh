@@ -23,13 +23,8 @@ fi
 # shellcheck source=test/webhook/lib.sh
 . "$HERE/lib.sh"
 
-free_port() {
-  local port
-  while :; do
-    port=$((20000 + RANDOM % 20000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
-  done
-}
+# shellcheck source=test/cluster/lib.sh
+. "$HERE/../cluster/lib.sh"  # kvc_free_port
 
 # sign DIR SERIAL: a serving certificate for 127.0.0.1 signed by the cluster CA.
 sign() {
@@ -78,8 +73,8 @@ case $step in
       fi
     fi
     sign "$dir"
-    port=$(free_port)
-    health=$(free_port)
+    port=$(kvc_free_port)
+    health=$(kvc_free_port)
     kubectl create namespace gpustack-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
     # Its controllers reconcile only objects labelled kvcache-test.gpustack.ai/reconcile=true,
     # so that the hand-written statuses of the canary and of the golden corpus stay as written,

@@ -37,10 +37,44 @@ struct Endpoint {
 // The address of the endpoint called `name`, or "" when the list has none.
 std::string endpointAddress(const std::vector<Endpoint>& endpoints, std::string_view name);
 
+// members[].localDisks[0] (contract §3.7): the group's local disk tier.
+struct LocalDisk {
+  std::string path;
+  std::optional<std::int64_t> capacity_bytes;
+  std::optional<std::int64_t> key_limit;
+  bool eviction_enabled = true;  // true when the eviction block is absent or omits `enabled`
+  std::optional<std::string> eviction_policy;  // FIFO | LRU; the store's FIFO when absent
+  std::optional<int> watermark_high;           // percent
+  std::optional<int> watermark_low;
+  bool clean_after_delete = false;
+};
+
 struct MemberGroup {
   std::string medium;              // DRAM | VRAM
   std::string transport_protocol;  // API spelling; "Auto" defers to the backend
   std::string capacity_per_member;
+  // What the renderer reads (contract §2.1, §3.5). Kubernetes shapes are kept as the user wrote
+  // them: they are copied into the DaemonSet, never interpreted beyond what the store needs.
+  Json node_selector = Json::object();
+  std::optional<std::string> local_buffer_size;
+  std::optional<std::string> image;
+  std::int64_t fabric_interface_count = 1;
+  std::vector<std::string> extra_args;
+  Json extra_env = Json::array();
+  std::optional<std::string> runtime_class_name;
+  Json host_paths = Json::array();
+  Json security_context;  // null when absent
+  std::optional<LocalDisk> local_disk;
+};
+
+// connection.managed.leader.
+struct LeaderSpec {
+  std::int64_t replicas = 1;
+  std::string election_backend = "Kubernetes";    // Kubernetes | None
+  std::string member_addressing = "Service";      // Service | Lease
+  std::string allocation_strategy = "FreeRatioFirst";  // Random | FreeRatioFirst
+  std::vector<std::string> extra_args;
+  Json extra_env = Json::array();
 };
 
 // One mounted segment, as status.members[] reports it.
@@ -61,11 +95,15 @@ struct KVCacheBackend {
   struct Spec {
     std::string type = "Mooncake";
     std::optional<std::string> image;
+    std::optional<std::string> image_pull_policy;  // Always | IfNotPresent | Never
+    std::vector<std::string> image_pull_secrets;
     std::string transport_protocol = "Auto";  // API spelling
     bool managed = false;
     bool external = false;
     bool multi_tenancy = true;  // managed.leader.multiTenancy
+    LeaderSpec leader;
     std::vector<MemberGroup> members;
+    std::optional<std::int64_t> scale_in_grace_period_seconds;  // managed.scaleIn
     std::vector<Endpoint> external_endpoints;
   } spec;
   struct Status : StatusHead {

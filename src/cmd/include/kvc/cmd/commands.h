@@ -14,7 +14,12 @@ inline constexpr int kExitRefused = 3;   // a document was refused
 
 void addInjectCommand(CLI::App& app);
 void addCheckInjectCommand(CLI::App& app);
-void addStoreCommand(CLI::App& app);
+void addStoreCommand(CLI::App& app);        // store status
+void addStoreSurveyCommand(CLI::App& app);  // store survey
+void addStoreLeaderCommand(CLI::App& app);  // store leader
+
+// The `store` group the store subcommands register on (created by the first to ask).
+CLI::App* storeSubcommand(CLI::App& app);
 void addOperatorCommand(CLI::App& app);
 
 }  // namespace kvc::cmd

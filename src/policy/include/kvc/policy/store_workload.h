@@ -1,0 +1,68 @@
+#pragma once
+// What every rendered object of a managed KVCacheBackend shares (contract §3.1, §2.4): its
+// names, its labels, the image and pull policy its containers run, and where the master is found.
+// Pure: the controller supplies the operator namespace and the Setting's image.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvc/api/backend.h"
+#include "kvc/common/json.h"
+#include "kvc/common/status.h"
+
+namespace kvc::policy {
+
+inline constexpr int kMasterRpcPort = 50051;
+inline constexpr int kMasterAdminPort = 9003;
+inline constexpr int kMemberBasePort = 8080;  // group i listens on 8080 + i
+inline constexpr std::string_view kPodSpecHashAnnotation = "kvcache.gpustack.ai/pod-spec-hash";
+inline constexpr std::string_view kStoreRoleLabel = "mooncake.io/store-role";
+
+// What the renderers need besides the backend.
+struct StoreInputs {
+  std::string namespace_name;   // where the store runs: the operator's namespace
+  std::string settings_image;   // the Setting kv-cache-backend-image ("" when cleared)
+};
+
+std::string leaderName(std::string_view backend);                 // <b>-leader
+std::string memberName(std::string_view backend);                 // <b>-member (RBAC)
+std::string memberGroupName(std::string_view backend, int group);  // <b>-member-<i>
+std::string leaderComponent();                                     // "leader"
+std::string memberComponent(int group);                            // "member-<i>"
+
+// The selector labels (name, instance, component) and, with part-of, the object labels.
+Json selectorLabels(std::string_view backend, std::string_view component);
+Json objectLabels(std::string_view backend, std::string_view component);
+
+// True when electionBackend is Kubernetes (replicas > 1 require it; admission enforces).
+bool electing(const api::KVCacheBackend& backend);
+
+// The image of the leader (group = nullopt) or of group i: group > spec.image > Setting.
+// FailedPrecondition naming both places when none is set.
+Result<std::string> storeImage(const api::KVCacheBackend& backend, std::optional<int> group,
+                               const StoreInputs& inputs);
+// spec.imagePullPolicy, or resolved from the tag: Always for `:latest` or no tag (a digest
+// counts as a tag), else IfNotPresent.
+std::string pullPolicyFor(const api::KVCacheBackend& backend, std::string_view image);
+
+// MOONCAKE_MASTER of the members (contract §3.3): `<b>-leader.<ns>.svc:50051`, or with Lease
+// addressing while electing `k8s://<ns>/<b>-leader` (resolved by `kvcache store member`).
+std::string memberMasterAddress(const api::KVCacheBackend& backend, const StoreInputs& inputs);
+
+// A group's transport in artifact spelling: its own unless Auto, else the backend's.
+std::string groupProtocol(const api::KVCacheBackend& backend, int group);
+
+// [{name: s}] of spec.imagePullSecrets.
+Json pullSecrets(const api::KVCacheBackend& backend);
+
+// A rendered object and what the ownership note says of it (runtime/owned.h adds the note and
+// the owner reference when it is applied).
+struct RenderedObject {
+  Json object;
+  std::string role;  // leader | member | tenant-quota-policy
+  std::optional<int> group;
+};
+
+}  // namespace kvc::policy

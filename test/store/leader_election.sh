@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# `kvcache store leader` with the real API server and the wheel's real mooncake_master: two
+# candidates campaign for one Lease; exactly one runs a master that serves, the other is a
+# standby whose /healthz still answers; the holder stopped by SIGTERM (a Pod deletion) hands
+# over at once, and a holder killed with SIGKILL (a node failure) hands over after the Lease
+# expires; its master dies with it. Prints each takeover time. Run by ctest with the store's env
+# (KVC_STORE_BIN_DIR, KVC_STORE_LD_LIBRARY_PATH) and KVC_CLUSTER_DIR; usage: leader_election.sh
+# KVCACHE-BINARY.
+. "$(dirname "$0")/../cluster/lib.sh"
+kvc_init
+kvcache=${1:?usage: leader_election.sh KVCACHE-BINARY}
+ns=$(kvc_fresh_namespace store-leader)
+lease=mooncake-leader
+dir=$(mktemp -d)
+declare -A launcher admin health
+cleanup_launchers() {
+  local pid; for pid in "${launcher[@]}"; do kill -9 "$pid" 2>/dev/null; done
+  rm -rf "$dir"
+}
+trap 'cleanup_launchers; kvc_cleanup' EXIT
+
+start() {  # start NAME: a candidate with its own master ports
+  local name=$1 rpc
+  rpc=$(kvc_free_port) admin[$name]=$(kvc_free_port) health[$name]=$(kvc_free_port)
+  LD_LIBRARY_PATH=$KVC_STORE_LD_LIBRARY_PATH "$kvcache" store leader --lease "$ns/$lease" \
+    --identity "$name" --kubeconfig "$KUBECONFIG" --health-address "127.0.0.1:${health[$name]}" \
+    --lease-duration 4s --renew-deadline 3s --retry-period 1s --stop-grace 5s -- \
+    "$KVC_STORE_BIN_DIR/mooncake_master" -rpc_address=127.0.0.1 "-rpc_port=$rpc" \
+    "-metrics_port=${admin[$name]}" >"$dir/$name.log" 2>&1 &
+  launcher[$name]=$!
+}
+serving() { curl -s --max-time 1 "http://127.0.0.1:${admin[$1]}/health" 2>/dev/null | grep -q service_ready; }
+holder() { kubectl -n "$ns" get lease "$lease" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
+other() { [ "$1" = a ] && echo b || echo a; }
+# until_serving NAME: seconds (0.1 s resolution) until NAME's master serves, at most 60 s.
+until_serving() {
+  local t0 now; t0=$(date +%s.%N)
+  for _ in $(seq 600); do
+    if serving "$1"; then
+      now=$(date +%s.%N)
+      awk -v a="$now" -v b="$t0" 'BEGIN { printf "%.1f\n", a - b }'
+      return 0
+    fi
+    sleep 0.1
+  done
+  return 1
+}
+
+start a
+start b
+kvc_wait_for 60 "one candidate holds the Lease" bash -c "[ -n \"\$(kubectl -n $ns get lease $lease -o jsonpath='{.spec.holderIdentity}')\" ]"
+first=$(holder)
+kvc_wait_for 60 "the holder's master serves" serving "$first"
+standby=$(other "$first")
+sleep 2
+if serving "$standby"; then serving_standby=yes; else serving_standby=no; fi
+kvc_assert_eq "the standby runs no master" no "$serving_standby"
+kvc_assert_contains "the standby's /healthz answers" "ok: standby" \
+  "$(curl -s "http://127.0.0.1:${health[$standby]}/healthz")"
+kvc_assert_contains "the holder's /healthz says it leads" "ok: leader, master running" \
+  "$(curl -s "http://127.0.0.1:${health[$first]}/healthz")"
+
+# A Pod deletion: SIGTERM stops the master and releases the Lease.
+kill -TERM "${launcher[$first]}"
+if took=$(until_serving "$standby"); then
+  _kvc_pass "after SIGTERM of the holder, the standby's master serves (${took}s)"
+else
+  _kvc_fail "after SIGTERM of the holder, the standby's master serves" "within 60s" "$(tail -5 "$dir/$standby.log")"
+fi
+echo "takeover after SIGTERM: ${took:-none} s" >&2
+wait "${launcher[$first]}"; code=$?
+kvc_assert_eq "the SIGTERMed launcher exits 0" 0 "$code"
+kvc_assert_eq "the Lease names the new holder" "$standby" "$(holder)"
+
+# A node failure: SIGKILL of the holder's launcher; its master dies with it (no split brain),
+# and the restarted candidate takes over once the Lease expires.
+start "$first"
+second=$standby
+master_pid=$(pgrep -P "${launcher[$second]}" mooncake_master)
+kill -KILL "${launcher[$second]}"
+sleep 1
+# Gone or a zombie (dead, waiting for whoever inherited it to reap it).
+state=$(awk '{ print $3 }' "/proc/$master_pid/stat" 2>/dev/null)
+if [ -n "$state" ] && [ "$state" != Z ]; then alive=yes; else alive=no; fi
+kvc_assert_eq "the killed launcher's master died with it" no "$alive"
+if took=$(until_serving "$first"); then
+  _kvc_pass "after SIGKILL of the holder, the restarted candidate's master serves (${took}s; Lease 4s)"
+else
+  _kvc_fail "after SIGKILL of the holder, the other candidate's master serves" "within 60s" "$(tail -5 "$dir/$first.log")"
+fi
+echo "takeover after SIGKILL: ${took:-none} s" >&2
+kvc_assert_eq "the Lease names it" "$first" "$(holder)"
+
+# electionBackend None: no Lease, the master runs at once.
+rpc=$(kvc_free_port) admin[none]=$(kvc_free_port)
+LD_LIBRARY_PATH=$KVC_STORE_LD_LIBRARY_PATH "$kvcache" store leader --health-address 0 -- \
+  "$KVC_STORE_BIN_DIR/mooncake_master" -rpc_address=127.0.0.1 "-rpc_port=$rpc" \
+  "-metrics_port=${admin[none]}" >"$dir/none.log" 2>&1 &
+launcher[none]=$!
+kvc_wait_for 60 "without --lease the master runs at once" serving none
+kvc_assert_refused "a malformed --lease names the flag" "--lease" \
+  "$kvcache" store leader --lease nolash -- true
+kvc_done
