@@ -115,5 +115,27 @@ check "and the fix" out_has 'fix: launch the engine directly'
 run --version
 check "--version" out_has 'kvcache '
 
+# store survey: what a tier directory holds, in the termination log, always exit 0.
+mkdir -p "$tmp/tier/a" "$tmp/ctl/x" "$tmp/ctl/y"
+: >"$tmp/tier/b"
+run store survey --path "$tmp/tier" --control "$tmp/ctl" --termination-log "$tmp/log"
+check "survey exits 0" code 0
+check "survey writes entries and control" test "$(cat "$tmp/log")" = "entries=2 control=2"
+run store survey --path "$tmp/missing" --control "$tmp/ctl" --termination-log "$tmp/log"
+check "an unreadable tier is -1, still exit 0" test "$(cat "$tmp/log")-$(cat "$tmp/code")" = "entries=-1 control=2-0"
+run store survey --control "$tmp/ctl"
+check "survey without --path is bad input" code 2
+check "and names the flag" err_has '--path'
+
+# store leader: flags are refused before anything runs.
+run store leader --lease no-slash -- true
+check "a --lease without a namespace is bad input" code 2
+check "and names the flag" err_has '--lease'
+run store leader --health-address 0
+check "no master command is bad input" code 2
+check "and says where it goes" err_has 'after `--`'
+run store leader --health-address 0 -- sh -c 'exit 7'
+check "without --lease the master's exit code is the launcher's" code 7
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,10 +1,12 @@
 // The small decisions of the managed store's renderers (the rendered sets are golden-tested in
-// test/golden/store): pull-policy resolution, image precedence, the two-step rise, the hash.
+// test/golden/store): pull-policy resolution, image precedence, the two-step rise, the hash,
+// and the tier survey's termination message.
 #include <gtest/gtest.h>
 
 #include "kvc/policy/store_leader.h"
 #include "kvc/policy/store_member.h"
 #include "kvc/policy/store_workload.h"
+#include "kvc/policy/tier_survey.h"
 
 namespace kvc::policy {
 namespace {
@@ -84,6 +86,16 @@ TEST(MemberDaemonSet, NamesTheFieldOfABadQuantity) {
   auto rendered = memberDaemonSet(b, 0, {"ns", "img:1"});
   ASSERT_FALSE(rendered.ok());
   EXPECT_NE(rendered.status().message().find("members[0].capacityPerMember"), std::string::npos);
+}
+
+TEST(TierSurvey, RoundTripsAndRejectsAnythingElse) {
+  EXPECT_EQ(formatTierSurvey({0, 17}), "entries=0 control=17");
+  EXPECT_EQ(parseTierSurvey("entries=3 control=17\n"), (TierSurvey{3, 17}));
+  EXPECT_EQ(parseTierSurvey("entries=-1 control=17"), (TierSurvey{-1, 17}));
+  for (const char* bad : {"", "entries=3", "entries=x control=1", "entries=1 control=2 more",
+                          "entries=-2 control=1", "panic: no write permission"}) {
+    EXPECT_FALSE(parseTierSurvey(bad).has_value()) << bad;
+  }
 }
 
 }  // namespace
