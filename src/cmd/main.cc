@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   kvc::cmd::addStoreCommand(app);
   kvc::cmd::addStoreSurveyCommand(app);
   kvc::cmd::addStoreLeaderCommand(app);
+  kvc::cmd::addStoreMemberCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

@@ -35,6 +35,7 @@ namespace {
 struct LeaderOptions {
   std::string lease;  // "namespace/name"; empty: no election
   std::string identity;
+  std::string advertise;  // host:port published on the Lease
   std::string kubeconfig;
   std::string health_address = ":9004";
   std::string lease_duration = "15s";
@@ -90,6 +91,27 @@ int superviseMaster(const std::vector<std::string>& command, std::stop_token sto
   running = false;
   spdlog::info("store leader: stopped {} (exit code {})", command.front(), code);
   return kExitOk;
+}
+
+// host:port of the master for Lease-addressed members: --advertise-address, else
+// $KUBERNETES_POD_IP and the command's -rpc_port (50051 when absent); "" when no IP is known.
+std::string advertisedAddress(const LeaderOptions& options) {
+  if (!options.advertise.empty()) {
+    return options.advertise;
+  }
+  const std::string ip = envOr("KUBERNETES_POD_IP", "");
+  if (ip.empty()) {
+    return {};
+  }
+  std::string port = std::to_string(policy::kMasterRpcPort);
+  for (const std::string& arg : options.command) {
+    for (std::string_view prefix : {"-rpc_port=", "--rpc_port="}) {
+      if (arg.rfind(prefix, 0) == 0) {
+        port = arg.substr(prefix.size());
+      }
+    }
+  }
+  return (ip.find(':') != std::string::npos ? "[" + ip + "]" : ip) + ":" + port;
 }
 
 int runLeader(const LeaderOptions& options) {
@@ -202,8 +224,16 @@ int runLeader(const LeaderOptions& options) {
   std::atomic<bool> leading{false};
   std::atomic<bool> lost{false};
   runtime::LeaderElectionConfig election;
-  election.lock =
-      std::make_shared<runtime::KubeLeaseLock>(*client, lease_ns, lease_name, identity);
+  const std::string advertised = advertisedAddress(options);
+  Json holder_annotations = Json::object();
+  if (!advertised.empty()) {
+    holder_annotations[std::string(policy::kMasterAddressAnnotation)] = advertised;
+  } else {
+    spdlog::warn("store leader: no --advertise-address and no KUBERNETES_POD_IP: Lease-addressed "
+                 "members cannot find this master");
+  }
+  election.lock = std::make_shared<runtime::KubeLeaseLock>(*client, lease_ns, lease_name,
+                                                           identity, holder_annotations);
   election.lease_duration = lease_duration;
   election.renew_deadline = renew_deadline;
   election.retry_period = retry_period;
@@ -278,6 +308,9 @@ void addStoreLeaderCommand(CLI::App& app) {
                      "The Lease to hold, NAMESPACE/NAME (omit: electionBackend None)");
   leader->add_option("--identity", options->identity,
                      "Candidate identity (default: $KUBERNETES_POD_NAME, then $HOSTNAME)");
+  leader->add_option("--advertise-address", options->advertise,
+                     "The master's address for Lease-addressed members, HOST:PORT, written on "
+                     "the Lease (default: $KUBERNETES_POD_IP and the command's -rpc_port)");
   leader->add_option("--kubeconfig", options->kubeconfig,
                      "kubeconfig file (default: $KUBECONFIG, then the in-cluster service account)");
   leader->add_option("--health-address", options->health_address,

@@ -64,9 +64,20 @@ Result<LeaderElectionRecord> recordFromLease(const Json& lease) {
 }
 
 KubeLeaseLock::KubeLeaseLock(kube::ClientPtr client, std::string namespace_name,
-                             std::string name, std::string identity)
+                             std::string name, std::string identity, Json holder_annotations)
     : client_(std::move(client)), namespace_name_(std::move(namespace_name)), name_(std::move(name)),
-      identity_(std::move(identity)) {}
+      identity_(std::move(identity)), holder_annotations_(std::move(holder_annotations)) {}
+
+Json KubeLeaseLock::metadata(const std::string& version) const {
+  Json meta = {{"name", name_}, {"namespace", namespace_name_}};
+  if (!version.empty()) {
+    meta["resourceVersion"] = version;
+  }
+  if (holder_annotations_.is_object() && !holder_annotations_.empty()) {
+    meta["annotations"] = holder_annotations_;
+  }
+  return meta;
+}
 
 Result<std::optional<LeaderElectionRecord>> KubeLeaseLock::get(
     std::chrono::milliseconds timeout) {
@@ -89,7 +100,7 @@ Status KubeLeaseLock::create(const LeaderElectionRecord& record,
   kube::Api api = kube::Api(client_, kube::resources::leases(), namespace_name_).withTimeout(timeout);
   Json lease = {{"apiVersion", "coordination.k8s.io/v1"},
                 {"kind", "Lease"},
-                {"metadata", {{"name", name_}, {"namespace", namespace_name_}}},
+                {"metadata", metadata("")},
                 {"spec", leaseSpecFromRecord(record)}};
   auto created = api.create(lease);
   if (!created.ok()) {
@@ -113,8 +124,7 @@ Status KubeLeaseLock::update(const LeaderElectionRecord& record,
   kube::Api api = kube::Api(client_, kube::resources::leases(), namespace_name_).withTimeout(timeout);
   Json lease = {{"apiVersion", "coordination.k8s.io/v1"},
                 {"kind", "Lease"},
-                {"metadata",
-                 {{"name", name_}, {"namespace", namespace_name_}, {"resourceVersion", version}}},
+                {"metadata", metadata(version)},
                 {"spec", leaseSpecFromRecord(record)}};
   auto updated = api.replace(name_, lease);
   if (!updated.ok()) {

@@ -8,7 +8,10 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <string_view>
 #include <thread>
+
+extern char** environ;
 
 namespace kvc::store {
 namespace {
@@ -22,7 +25,8 @@ int exitCodeOf(int status) {
 
 }  // namespace
 
-Result<ChildProcess> ChildProcess::start(const std::vector<std::string>& argv) {
+Result<ChildProcess> ChildProcess::start(const std::vector<std::string>& argv,
+                                         const std::vector<std::string>& env) {
   if (argv.empty()) {
     return Status(StatusCode::InvalidArgument, "no command to run");
   }
@@ -31,6 +35,26 @@ Result<ChildProcess> ChildProcess::start(const std::vector<std::string>& argv) {
     args.push_back(const_cast<char*>(arg.c_str()));
   }
   args.push_back(nullptr);
+  // The environment: the supervisor's, each name in `env` replaced (built before fork: no
+  // allocation after it).
+  std::vector<std::string> overridden;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const std::string_view name = text.substr(0, text.find('='));
+    bool replaced = false;
+    for (const std::string& e : env) {
+      replaced = replaced || std::string_view(e).substr(0, e.find('=')) == name;
+    }
+    if (!replaced) {
+      overridden.emplace_back(text);
+    }
+  }
+  overridden.insert(overridden.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (std::string& entry : overridden) {
+    envp.push_back(entry.data());
+  }
+  envp.push_back(nullptr);
   int ready[2];
   if (pipe2(ready, O_CLOEXEC) != 0) {
     return Status(StatusCode::Internal, std::string("pipe: ") + std::strerror(errno));
@@ -50,7 +74,7 @@ Result<ChildProcess> ChildProcess::start(const std::vector<std::string>& argv) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     signal(SIGPIPE, SIG_DFL);
-    execvp(args[0], args.data());
+    execvpe(args[0], args.data(), envp.data());
     const int error = errno;
     ssize_t written = write(ready[1], &error, sizeof error);
     static_cast<void>(written);

@@ -137,5 +137,12 @@ check "and says where it goes" err_has 'after `--`'
 run store leader --health-address 0 -- sh -c 'exit 7'
 check "without --lease the master's exit code is the launcher's" code 7
 
+# store member: a malformed Lease address names the variable; a Service address runs directly.
+MOONCAKE_MASTER=k8s://no-lease run store member -- true
+check "a k8s:// address without a Lease is bad input" code 2
+check "and names MOONCAKE_MASTER" err_has 'MOONCAKE_MASTER'
+MOONCAKE_MASTER=svc.ns.svc:50051 run store member -- sh -c 'exit 5'
+check "with a Service address the member's exit code is the supervisor's" code 5
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

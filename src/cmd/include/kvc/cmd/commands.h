@@ -17,6 +17,7 @@ void addCheckInjectCommand(CLI::App& app);
 void addStoreCommand(CLI::App& app);        // store status
 void addStoreSurveyCommand(CLI::App& app);  // store survey
 void addStoreLeaderCommand(CLI::App& app);  // store leader
+void addStoreMemberCommand(CLI::App& app);  // store member
 
 // The `store` group the store subcommands register on (created by the first to ask).
 CLI::App* storeSubcommand(CLI::App& app);

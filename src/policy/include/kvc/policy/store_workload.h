@@ -19,6 +19,9 @@ inline constexpr int kMasterAdminPort = 9003;
 inline constexpr int kMemberBasePort = 8080;  // group i listens on 8080 + i
 inline constexpr std::string_view kPodSpecHashAnnotation = "kvcache.gpustack.ai/pod-spec-hash";
 inline constexpr std::string_view kStoreRoleLabel = "mooncake.io/store-role";
+// On the Lease `<b>-leader`: the holder's master RPC address, host:port, written by
+// `kvcache store leader` with every renewal and read by Lease-addressed members.
+inline constexpr std::string_view kMasterAddressAnnotation = "kvcache.gpustack.ai/master-address";
 
 // What the renderers need besides the backend.
 struct StoreInputs {

@@ -81,11 +81,14 @@ public:
   virtual std::string describe() const = 0;
 };
 
-// LeaseLock over a coordination.k8s.io/v1 Lease.
+// LeaseLock over a coordination.k8s.io/v1 Lease. Every write (a create or an update: only a
+// holder or a candidate taking the Lease writes) carries `holder_annotations`, so what they say
+// always belongs to the current writer — `kvcache store leader` publishes its master's address
+// this way for Lease-addressed members, whose RBAC reads Leases only.
 class KubeLeaseLock final : public LeaseLock {
 public:
   KubeLeaseLock(kube::ClientPtr client, std::string namespace_name, std::string name,
-                std::string identity);
+                std::string identity, Json holder_annotations = Json());
   Result<std::optional<LeaderElectionRecord>> get(std::chrono::milliseconds timeout) override;
   Status create(const LeaderElectionRecord& record, std::chrono::milliseconds timeout) override;
   Status update(const LeaderElectionRecord& record, std::chrono::milliseconds timeout) override;
@@ -95,10 +98,13 @@ public:
   std::string describe() const override { return namespace_name_ + "/" + name_; }
 
 private:
+  Json metadata(const std::string& version) const;
+
   kube::ClientPtr client_;
   std::string namespace_name_;
   std::string name_;
   std::string identity_;
+  Json holder_annotations_;
   std::mutex mutex_;
   std::string resource_version_;  // of the Lease last read or written
 };

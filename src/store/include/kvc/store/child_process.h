@@ -19,7 +19,9 @@ namespace kvc::store {
 class ChildProcess {
 public:
   // InvalidArgument for an empty argv; NotFound naming the program when it cannot be started.
-  static Result<ChildProcess> start(const std::vector<std::string>& argv);
+  // `env` entries ("NAME=value") are set in the child's environment over the supervisor's.
+  static Result<ChildProcess> start(const std::vector<std::string>& argv,
+                                    const std::vector<std::string>& env = {});
 
   ChildProcess(ChildProcess&& other) noexcept;
   ChildProcess& operator=(ChildProcess&& other) noexcept;
