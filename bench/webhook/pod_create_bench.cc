@@ -3,14 +3,12 @@
 // and the difference (DESIGN.md §6: the labelled p99 within 10 ms of the unlabelled p99).
 //
 // Usage: bench_pod_create KUBECONFIG NAMESPACE BINDING CREATES
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-#include "kvc/kube/client.h"
-#include "kvc/kube/config.h"
+#include "latency_table.h"
 
 namespace {
 
@@ -28,11 +26,6 @@ kvc::Json pod(int i, bool labelled, const std::string& binding) {
   return p;
 }
 
-double percentile(std::vector<double> samples, double q) {
-  std::sort(samples.begin(), samples.end());
-  return samples[static_cast<std::size_t>(q * static_cast<double>(samples.size() - 1))];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -40,14 +33,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_pod_create KUBECONFIG NAMESPACE BINDING CREATES\n");
     return 2;
   }
-  auto config = kvc::kube::loadKubeconfig(argv[1]);
-  if (!config.ok()) {
-    std::fprintf(stderr, "%s\n", config.status().message().c_str());
-    return 2;
-  }
-  auto client = kvc::kube::Client::create(*config);
-  if (!client.ok()) {
-    std::fprintf(stderr, "%s\n", client.status().message().c_str());
+  auto client = kvc::bench::clientFrom(argv[1]);
+  if (!client) {
     return 2;
   }
   const kvc::kube::Api pods(*client, kvc::kube::resources::pods(), argv[2]);
@@ -72,18 +59,8 @@ int main(int argc, char** argv) {
       (with_label ? labelled : plain).push_back(ms);
     }
   }
-  const double quantiles[] = {0.5, 0.9, 0.95, 0.99};
-  std::printf("%-34s %10s %10s %10s %10s\n", "Pod create (ms)", "p50", "p90", "p95", "p99");
-  auto row = [&](const char* name, auto value) {
-    std::printf("%-34s", name);
-    for (double q : quantiles) {
-      std::printf(" %10.2f", value(q));
-    }
-    std::printf("\n");
-  };
-  row("without the label (baseline)", [&](double q) { return percentile(plain, q); });
-  row("with the label (injected)", [&](double q) { return percentile(labelled, q); });
-  row("difference", [&](double q) { return percentile(labelled, q) - percentile(plain, q); });
+  kvc::bench::printLatencyTable("Pod create (ms)", "without the label (baseline)", plain,
+                                "with the label (injected)", labelled);
   std::printf("creates: %d of each\n", creates);
   return 0;
 }

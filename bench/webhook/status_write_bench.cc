@@ -5,15 +5,13 @@
 // freeze adds to a status write (bench/webhook/status_write.sh).
 //
 // Usage: bench_status_write KUBECONFIG NAMESPACE LABELLED-POD PLAIN-POD WRITES
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "kvc/kube/client.h"
-#include "kvc/kube/config.h"
+#include "latency_table.h"
 
 namespace {
 
@@ -26,11 +24,6 @@ kvc::Json statusWrite(int i) {
   return {{"status", {{"conditions", kvc::Json::array({condition})}}}};
 }
 
-double percentile(std::vector<double> samples, double q) {
-  std::sort(samples.begin(), samples.end());
-  return samples[static_cast<std::size_t>(q * static_cast<double>(samples.size() - 1))];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -39,14 +32,8 @@ int main(int argc, char** argv) {
                  "usage: bench_status_write KUBECONFIG NAMESPACE LABELLED-POD PLAIN-POD WRITES\n");
     return 2;
   }
-  auto config = kvc::kube::loadKubeconfig(argv[1]);
-  if (!config.ok()) {
-    std::fprintf(stderr, "%s\n", config.status().message().c_str());
-    return 2;
-  }
-  auto client = kvc::kube::Client::create(*config);
-  if (!client.ok()) {
-    std::fprintf(stderr, "%s\n", client.status().message().c_str());
+  auto client = kvc::bench::clientFrom(argv[1]);
+  if (!client) {
     return 2;
   }
   const kvc::kube::Api pods(*client, kvc::kube::resources::pods(), argv[2]);
@@ -69,19 +56,8 @@ int main(int argc, char** argv) {
       (with_label ? labelled : plain).push_back(ms);
     }
   }
-  const double quantiles[] = {0.5, 0.9, 0.95, 0.99};
-  std::printf("%-34s %10s %10s %10s %10s\n", "Pod status write (ms)", "p50", "p90", "p95",
-              "p99");
-  auto row = [&](const char* name, auto value) {
-    std::printf("%-34s", name);
-    for (double q : quantiles) {
-      std::printf(" %10.2f", value(q));
-    }
-    std::printf("\n");
-  };
-  row("without the label (baseline)", [&](double q) { return percentile(plain, q); });
-  row("with the label (freeze registered)", [&](double q) { return percentile(labelled, q); });
-  row("difference", [&](double q) { return percentile(labelled, q) - percentile(plain, q); });
+  kvc::bench::printLatencyTable("Pod status write (ms)", "without the label (baseline)", plain,
+                                "with the label (freeze registered)", labelled);
   std::printf("writes: %d of each\n", writes);
   return 0;
 }

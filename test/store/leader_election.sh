@@ -38,6 +38,22 @@ serving() { curl -s --max-time 1 "http://127.0.0.1:${admin[$1]}/health" 2>/dev/n
 mounted() { curl -s --max-time 1 "http://127.0.0.1:${admin[$1]}/get_all_segments" 2>/dev/null | grep -q "127.0.0.1:"; }
 holder() { kubectl -n "$ns" get lease "$lease" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
 other() { [ "$1" = a ] && echo b || echo a; }
+# failover_after SIGNAL T0 NEW: the checks after the holder got SIGNAL at T0 and NEW should take
+# over: NEW's master serves, and the member's segment is listed there; prints both times.
+failover_after() {
+  local signal=$1 t0=$2 new=$3 took remount
+  if took=$(since "$t0" serving "$new"); then
+    _kvc_pass "after $signal of the holder, $new's master serves (${took}s; Lease 4s)"
+  else
+    _kvc_fail "after $signal of the holder, $new's master serves" "within 60s" "$(tail -5 "$dir/$new.log")"
+  fi
+  if remount=$(since "$t0" mounted "$new"); then
+    _kvc_pass "and the member re-mounted there (${remount}s after the signal)"
+  else
+    _kvc_fail "and the member re-mounted there" "within 60s" "$(tail -5 "$dir/member.log")"
+  fi
+  echo "failover after $signal: master ${took:-none} s, member re-mounted ${remount:-none} s" >&2
+}
 # since T0 CHECK NAME: seconds (0.1 s resolution) from T0 until CHECK NAME succeeds, at most 60 s.
 since() {
   local t0=$1 now
@@ -77,17 +93,7 @@ kvc_wait_for 90 "the Lease-addressed member mounts on the holder's master" mount
 # A Pod deletion: SIGTERM stops the master and releases the Lease.
 t0=$(date +%s.%N)
 kill -TERM "${launcher[$first]}"
-if took=$(since "$t0" serving "$standby"); then
-  _kvc_pass "after SIGTERM of the holder, the standby's master serves (${took}s)"
-else
-  _kvc_fail "after SIGTERM of the holder, the standby's master serves" "within 60s" "$(tail -5 "$dir/$standby.log")"
-fi
-if remount=$(since "$t0" mounted "$standby"); then
-  _kvc_pass "and the member re-mounted there (${remount}s after the signal)"
-else
-  _kvc_fail "and the member re-mounted there" "within 60s" "$(tail -5 "$dir/member.log")"
-fi
-echo "failover after SIGTERM: master ${took:-none} s, member re-mounted ${remount:-none} s" >&2
+failover_after SIGTERM "$t0" "$standby"
 wait "${launcher[$first]}"; code=$?
 kvc_assert_eq "the SIGTERMed launcher exits 0" 0 "$code"
 kvc_assert_eq "the Lease names the new holder" "$standby" "$(holder)"
@@ -104,17 +110,7 @@ sleep 1
 state=$(awk '{ print $3 }' "/proc/$master_pid/stat" 2>/dev/null)
 if [ -n "$state" ] && [ "$state" != Z ]; then alive=yes; else alive=no; fi
 kvc_assert_eq "the killed launcher's master died with it" no "$alive"
-if took=$(since "$t0" serving "$first"); then
-  _kvc_pass "after SIGKILL of the holder, the restarted candidate's master serves (${took}s; Lease 4s)"
-else
-  _kvc_fail "after SIGKILL of the holder, the other candidate's master serves" "within 60s" "$(tail -5 "$dir/$first.log")"
-fi
-if remount=$(since "$t0" mounted "$first"); then
-  _kvc_pass "and the member re-mounted there (${remount}s after the signal)"
-else
-  _kvc_fail "and the member re-mounted there" "within 60s" "$(tail -5 "$dir/member.log")"
-fi
-echo "failover after SIGKILL: master ${took:-none} s, member re-mounted ${remount:-none} s" >&2
+failover_after SIGKILL "$t0" "$first"
 kvc_assert_eq "the Lease names it" "$first" "$(holder)"
 
 # electionBackend None: no Lease, the master runs at once.
