@@ -79,17 +79,13 @@ int superviseMaster(const std::vector<std::string>& command, std::stop_token sto
   }
   spdlog::info("store leader: started {} (pid {})", command.front(), child->pid());
   running = true;
-  while (!stop.stop_requested()) {
-    if (auto code = child->poll()) {
-      running = false;
-      spdlog::error("store leader: {} exited with code {}", command.front(), *code);
-      return *code == 0 ? kExitFailure : *code;  // a master never exits on its own
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  const int code = child->stop(grace);
+  const std::optional<int> exited = child->runUntil(stop, grace);
   running = false;
-  spdlog::info("store leader: stopped {} (exit code {})", command.front(), code);
+  if (exited) {
+    spdlog::error("store leader: {} exited with code {}", command.front(), *exited);
+    return *exited == 0 ? kExitFailure : *exited;  // a master never exits on its own
+  }
+  spdlog::info("store leader: stopped {}", command.front());
   return kExitOk;
 }
 
@@ -223,6 +219,9 @@ int runLeader(const LeaderOptions& options) {
 
   std::atomic<bool> leading{false};
   std::atomic<bool> lost{false};
+  // The master runs until a signal, a lost Lease or its own exit, whichever comes first.
+  std::stop_source master_stop;
+  const std::stop_callback on_signal(stop.get_token(), [&] { master_stop.request_stop(); });
   runtime::LeaderElectionConfig election;
   const std::string advertised = advertisedAddress(options);
   Json holder_annotations = Json::object();
@@ -239,7 +238,10 @@ int runLeader(const LeaderOptions& options) {
   election.retry_period = retry_period;
   election.name = lease_name;
   election.callbacks.on_started_leading = [&] { leading = true; };
-  election.callbacks.on_stopped_leading = [&] { lost = true; };
+  election.callbacks.on_stopped_leading = [&] {
+    lost = true;
+    master_stop.request_stop();
+  };
   election.callbacks.on_new_leader = [&](const std::string& holder) {
     spdlog::info("store leader: Lease {}/{} is held by {}", lease_ns, lease_name,
                  holder.empty() ? "nobody" : holder);
@@ -262,16 +264,7 @@ int runLeader(const LeaderOptions& options) {
   int code = kExitOk;
   if (leading && !lost && !stop.stop_requested()) {
     labelOwnPod(*client, std::string("leader"));
-    // The master runs until a signal, a lost Lease or its own exit, whichever comes first.
-    std::stop_source master_stop;
-    std::jthread watcher([&](std::stop_token self) {
-      while (!self.stop_requested() && !lost && !stop.stop_requested()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-      master_stop.request_stop();
-    });
     code = superviseMaster(options.command, master_stop.get_token(), grace_ms, master_running);
-    watcher.request_stop();
     if (lost && !stop.stop_requested()) {
       spdlog::error("store leader: lost the Lease {}/{}: master stopped; exiting to restart "
                     "as a standby",

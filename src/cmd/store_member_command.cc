@@ -79,14 +79,11 @@ int runDirect(const MemberOptions& options, std::stop_token stop,
     std::cerr << "kvcache store member: " << child.status().message() << "\n";
     return kExitFailure;
   }
-  while (!stop.stop_requested()) {
-    if (auto code = child->poll()) {
-      return *code == 0 ? kExitFailure : *code;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::optional<int> exited = child->runUntil(stop, grace);
+  if (!exited) {
+    return kExitOk;
   }
-  child->stop(grace);
-  return kExitOk;
+  return *exited == 0 ? kExitFailure : *exited;  // a member never exits on its own
 }
 
 int runMember(const MemberOptions& options) {

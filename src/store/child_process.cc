@@ -128,6 +128,17 @@ std::optional<int> ChildProcess::poll() {
   return exit_code_;
 }
 
+std::optional<int> ChildProcess::runUntil(std::stop_token stop, std::chrono::milliseconds grace) {
+  while (!stop.stop_requested()) {
+    if (auto code = poll()) {
+      return code;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  this->stop(grace);
+  return std::nullopt;
+}
+
 int ChildProcess::stop(std::chrono::milliseconds grace) {
   if (poll()) {
     return *exit_code_;

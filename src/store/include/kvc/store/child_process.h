@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ public:
   std::optional<int> poll();
   // SIGTERM, then SIGKILL if it has not exited after `grace`; returns the exit code.
   int stop(std::chrono::milliseconds grace);
+  // Waits until it exits (returns its exit code) or `stop` is requested (stops it with `grace`
+  // and returns nullopt).
+  std::optional<int> runUntil(std::stop_token stop, std::chrono::milliseconds grace);
 
 private:
   explicit ChildProcess(pid_t pid) : pid_(pid) {}
