@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the test control plane from Go modules (no Docker, no release downloads):
-#   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl  (k8s.io/kubernetes, wrapper module)
+# Builds the test cluster from Go modules (no Docker, no release downloads):
+#   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl,
+#   kubelet, kube-proxy (the real nodes)                              (k8s.io/kubernetes, wrapper module)
 #   etcd, etcdctl                                                     (go.etcd.io/etcd, wrapper module)
 #   kwok + its Stage objects                                          (sigs.k8s.io/kwok, go install)
+#   coredns (cluster DNS, packed into an image by images/build.sh)    (github.com/coredns/coredns, go install)
+#   crictl (the real nodes' CRI client: status, debugging, tear-down) (sigs.k8s.io/cri-tools, go install)
 # into ${KVC_CACHE_DIR:-$HOME/.cache/kvcache-operator}/tools/<component>-<version>/bin.
 # A component whose stamp file and binaries are present is skipped; anything absent is rebuilt.
 #
-# usage: build.sh [--check] [--force] [all|kubernetes|etcd|kwok ...]
+# usage: build.sh [--check] [--force] [all|kubernetes|etcd|kwok|coredns|crictl ...]
 #   --check   exit 0 if every requested component is built, 1 otherwise (builds nothing)
 #   --force   rebuild even when the stamp is present
 set -euo pipefail
@@ -19,17 +22,19 @@ for a in "$@"; do
   case $a in
     --check) CHECK=1 ;;
     --force) FORCE=1 ;;
-    all|kubernetes|etcd|kwok) WANT+=("$a") ;;
+    all|kubernetes|etcd|kwok|coredns|crictl) WANT+=("$a") ;;
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument '$a'" >&2; exit 2 ;;
   esac
 done
 [ ${#WANT[@]} -gt 0 ] || WANT=(all)
-[[ " ${WANT[*]} " == *" all "* ]] && WANT=(etcd kubernetes kwok)
+[[ " ${WANT[*]} " == *" all "* ]] && WANT=(etcd kubernetes kwok coredns crictl)
 
-K8S_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+K8S_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
 ETCD_BINS=(etcd etcdctl)
 KWOK_BINS=(kwok)
+COREDNS_BINS=(coredns)
+CRICTL_BINS=(crictl)
 
 log() { printf '[build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -127,7 +132,8 @@ build_kubernetes() {
   go mod edit -require="k8s.io/kubernetes@$KV"
   run_ticking "kubernetes modules (go get -tool)" go get -tool \
     "k8s.io/kubernetes/cmd/kube-apiserver@$KV" "k8s.io/kubernetes/cmd/kube-controller-manager@$KV" \
-    "k8s.io/kubernetes/cmd/kube-scheduler@$KV" "k8s.io/kubernetes/cmd/kubectl@$KV"
+    "k8s.io/kubernetes/cmd/kube-scheduler@$KV" "k8s.io/kubernetes/cmd/kubectl@$KV" \
+    "k8s.io/kubernetes/cmd/kubelet@$KV" "k8s.io/kubernetes/cmd/kube-proxy@$KV"
   local LDF="-s -w" kv
   for kv in "gitVersion=$KV" gitMajor=1 "gitMinor=$MINOR" gitTreeState=clean \
             "buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"; do
@@ -165,6 +171,29 @@ build_kwok() {
   done >"$KVC_KWOK_STAGES"
   "$D/bin/kwok" --version >&2 || true
   write_stamp "$D" "$id" $((SECONDS - t0))
+}
+
+# go_install_tool NAME VERSION DIR PACKAGE BINS...: `go install PACKAGE@VERSION` into DIR/bin, in
+# the tool's own module graph (GOFLAGS reset: nothing but its go.mod decides its dependencies),
+# static (CGO_ENABLED=0) so that it also runs in an empty image.
+go_install_tool() {
+  local name=$1 V=$2 D=$3 pkg=$4 id t0=$SECONDS; shift 4
+  id=$(stamp_id "$name" "$V")
+  if [ $FORCE = 0 ] && is_built "$D" "$id" "$@"; then log "$name $V: present in $D (skip)"; return 0; fi
+  [ $CHECK = 1 ] && { log "$name $V: NOT built ($D)"; return 1; }
+  rm -rf "$D"; mkdir -p "$D/bin"; TIMES=$D/build-times.txt; : >"$TIMES"
+  cd "$D"
+  run_ticking "$name $V" env GOFLAGS=-buildvcs=false GOBIN="$D/bin" go install -trimpath \
+    -ldflags="-s -w" "$pkg@$V"
+  write_stamp "$D" "$id" $((SECONDS - t0))
+}
+
+build_coredns() {
+  go_install_tool coredns "$KVC_COREDNS_VERSION" "$KVC_COREDNS_DIR" github.com/coredns/coredns "${COREDNS_BINS[@]}"
+}
+
+build_crictl() {
+  go_install_tool crictl "$KVC_CRICTL_VERSION" "$KVC_CRICTL_DIR" sigs.k8s.io/cri-tools/cmd/crictl "${CRICTL_BINS[@]}"
 }
 
 mkdir -p "$KVC_TOOLS_DIR"

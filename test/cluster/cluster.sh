@@ -1,25 +1,32 @@
 #!/usr/bin/env bash
-# A real Kubernetes control plane on 127.0.0.1 for tests and the local demo:
+# A real Kubernetes cluster on this machine for tests and the local demo:
 #   etcd, kube-apiserver (secure port, openssl PKI), kube-controller-manager, kube-scheduler,
+#   real nodes (per node a containerd and a kubelet; one kube-proxy; CoreDNS; nodes.sh),
 #   kwok (fake Nodes whose Pods turn Running/Ready and whose deletions complete) + N fake Nodes.
-# Binaries come from build.sh (built from Go modules into a cache outside the repository).
+# Binaries come from build.sh (built from Go modules into a cache outside the repository), the
+# pause and CoreDNS images from images/build.sh.
 #
-# usage: cluster.sh up|down|env|status [DIR]
+# usage: cluster.sh up|down|env|status|load [DIR] [ARCHIVE...]
 #   up      start a cluster in DIR (reuses it when every process is alive and /readyz answers)
-#   down    stop every process of DIR by its saved pid (idempotent); --purge also removes the
-#           files up created (etcd data, PKI, logs, kubeconfig, env)
+#   down    stop every process of DIR by its saved pid and restore every host setting the real
+#           nodes changed (idempotent); --purge also removes the files up created
 #   env     print the shell-sourceable environment of DIR (same as `cat DIR/env`)
 #   status  print each process, /readyz and the nodes; exit 0 only when the cluster is healthy
+#   load    import image archives (images/build.sh) into every real node's containerd
 # DIR defaults to $KVC_CLUSTER_DIR, else ${KVC_CACHE_DIR:-~/.cache/kvcache-operator}/cluster.
 #
-# Environment knobs: KVC_NODES (fake nodes, default 2), KVC_READY_TIMEOUT (seconds to wait for
-# /readyz, default 120), KVC_NO_BUILD=1 (fail instead of building missing binaries).
+# Environment knobs: KVC_REAL_NODES (real nodes, default 2; 0 = fake nodes only, on 127.0.0.1,
+# any number of clusters side by side), KVC_NODES (fake nodes, default 2), KVC_READY_TIMEOUT
+# (seconds to wait for /readyz, default 120), KVC_NO_BUILD=1 (fail instead of building).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=paths.sh
 . "$HERE/paths.sh"
+# shellcheck source=nodes.sh
+. "$HERE/nodes.sh"
+ROOT=$(cd "$HERE/../.." && pwd)
 
-COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+CONTROL_PLANE=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 MARKER=.kvc-cluster
 
 log() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -33,25 +40,44 @@ bin_of() {
   esac
 }
 
-# pid_alive NAME: the pid saved for NAME is running the binary we started (guards against pid reuse).
+# The processes of this cluster: the control plane, and per real node a containerd and a kubelet.
+components() {
+  local i n; n=$(nodes_of_dir)
+  echo "${CONTROL_PLANE[@]}"
+  for (( i=0; i<n; i++ )); do echo "containerd-$i kubelet-$i"; done
+  (( n > 0 )) && echo kube-proxy
+  return 0
+}
+
+# The number of real nodes DIR was started with (its record wins over today's KVC_REAL_NODES, so
+# that `down` and `status` see what `up` made).
+nodes_of_dir() {
+  if [ -s "$D/ports.env" ] && grep -q '^KVC_REAL_NODES=' "$D/ports.env"; then
+    sed -n 's/^KVC_REAL_NODES=//p' "$D/ports.env"
+  else real_nodes; fi
+}
+
+# pid_alive NAME [EXE]: the pid saved for NAME runs the binary EXE (default: NAME without a -<n>
+# suffix), which guards against pid reuse.
 pid_alive() {
-  local f="$D/$1.pid" pid exe
+  local f="$D/$1.pid" pid exe want=${2:-}
+  [ -n "$want" ] || { want=$1; [[ $want =~ ^(.*)-[0-9]+$ ]] && want=${BASH_REMATCH[1]}; }
   [ -s "$f" ] || return 1
   pid=$(cat "$f")
   [ -d "/proc/$pid" ] || return 1
   exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
-  [ "$(basename "${exe% (deleted)}")" = "$1" ]
+  [ "$(basename "${exe% (deleted)}")" = "$want" ]
 }
 
 readyz() {
   [ -s "$D/ports.env" ] || return 1
   # shellcheck disable=SC1091
   . "$D/ports.env"
-  [ "$(curl -s --max-time 5 --cacert "$D/pki/ca.crt" "https://127.0.0.1:$KVC_APISERVER_PORT/readyz" 2>/dev/null)" = ok ]
+  [ "$(curl -s --max-time 5 --cacert "$D/pki/ca.crt" "https://${KVC_APISERVER_HOST:-127.0.0.1}:$KVC_APISERVER_PORT/readyz" 2>/dev/null)" = ok ]
 }
 
 all_alive() {
-  local c; for c in "${COMPONENTS[@]}"; do pid_alive "$c" || return 1; done
+  local c; for c in $(components); do pid_alive "$c" || return 1; done
 }
 
 port_free() {
@@ -108,7 +134,7 @@ gen_pki() {
     openssl req -newkey rsa:2048 -nodes -subj /CN=kube-apiserver \
       -keyout apiserver.key -out apiserver.csr 2>/dev/null
     printf '%s\n' \
-      'subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local' \
+      "subjectAltName=IP:127.0.0.1,IP:10.96.0.1,IP:$NODE_GATEWAY,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local" \
       'extendedKeyUsage=serverAuth' 'keyUsage=critical,digitalSignature,keyEncipherment' >apiserver.ext
     openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 \
       -out apiserver.crt -extfile apiserver.ext 2>/dev/null
@@ -131,7 +157,7 @@ kind: Config
 clusters:
 - name: kvcache-test
   cluster:
-    server: https://127.0.0.1:$KVC_APISERVER_PORT
+    server: $APISERVER_URL
     certificate-authority: $D/pki/ca.crt
 users:
 - name: kvcache-admin
@@ -154,7 +180,7 @@ write_env() {
 # Environment of the test control plane in $D (source it: . $D/env)
 export KVC_CLUSTER_DIR='$D'
 export KUBECONFIG='$D/admin.kubeconfig'
-export KVC_APISERVER_URL='https://127.0.0.1:$KVC_APISERVER_PORT'
+export KVC_APISERVER_URL='$APISERVER_URL'
 export KVC_APISERVER_PORT='$KVC_APISERVER_PORT'
 export KVC_ETCD_URL='http://127.0.0.1:$KVC_ETCD_PORT'
 export KVC_CA_FILE='$D/pki/ca.crt'
@@ -167,6 +193,12 @@ export KVC_ETCD_BIN='$KVC_ETCD_BIN'
 export KVC_KWOK_BIN='$KVC_KWOK_BIN'
 export KVC_K8S_VERSION='$KVC_K8S_VERSION'
 export KVC_NODE_NAMES='$NODE_NAMES'
+export KVC_REAL_NODE_NAMES='$REAL_NODE_NAMES'
+# The host's address on the Pods' bridge: where a Pod reaches a process on the host ("" without
+# real nodes). A store run outside the cluster for Pods to use listens here.
+export KVC_HOST_ADDRESS='$HOST_ADDRESS'
+export KVC_CONTAINERD_SOCKETS='$CONTAINERD_SOCKETS'
+export KVC_CRICTL_BIN='$KVC_CRICTL_BIN'
 case ":\$PATH:" in *":$KVC_K8S_BIN:"*) ;; *) export PATH='$KVC_K8S_BIN:$KVC_ETCD_BIN:$KVC_KWOK_BIN':"\$PATH" ;; esac
 EOF
 }
@@ -221,10 +253,18 @@ stop_group() {
 }
 
 stop_all() {
-  # clients first, then the apiserver, then its storage
-  stop_group kwok kube-scheduler kube-controller-manager
+  local n i nodes=() cds=()
+  n=$(nodes_of_dir)
+  for (( i=0; i<n; i++ )); do nodes+=("kubelet-$i"); cds+=("containerd-$i"); done
+  # Pods of the real nodes first (through the CRI, so the CNI undoes their network), then the
+  # clients, then the apiserver and its storage; the host settings last.
+  (( n > 0 )) && remove_node_pods
+  stop_group kwok kube-scheduler kube-controller-manager kube-proxy "${nodes[@]}"
+  (( n > 0 )) && stop_group "${cds[@]}"
+  (( n > 0 )) && clean_node_leftovers
   stop_group kube-apiserver
   stop_group etcd
+  restore_host_state
 }
 
 cmd_up() {
@@ -237,18 +277,34 @@ cmd_up() {
     log "cluster in $D is already running (reused): $(cat "$D/ports.env" | tr '\n' ' ')"
     return 0
   fi
-  # Anything half-alive from an earlier run is stopped by pid first.
+  # Anything half-alive from an earlier run is stopped by pid first (and its host state restored).
   stop_all
+  local n; n=$(real_nodes)
+  [[ $n =~ ^[0-9]$ ]] || die "KVC_REAL_NODES must be a number from 0 to 9, not '$n'"
   if ! "$HERE/build.sh" --check >/dev/null 2>&1; then
     [ "${KVC_NO_BUILD:-0}" = 1 ] && die "control-plane binaries missing and KVC_NO_BUILD=1 (run $HERE/build.sh)"
     log "control-plane binaries missing: building them now (takes ~15-25 min on 2 cores the first time)"
     "$HERE/build.sh"
   fi
-  local T0=$SECONDS
-  rm -rf "$D/etcd-data" "$D/pki" "$D/kcm-certs" "$D/apiserver-certs" "$D/scheduler-certs"
-  for c in "${COMPONENTS[@]}"; do
+  local T0=$SECONDS c
+  rm -rf "$D/etcd-data" "$D/pki" "$D/kcm-certs" "$D/apiserver-certs" "$D/scheduler-certs" \
+    "$D"/node-* "$D/cni"
+  for c in $(components); do
     [ -f "$D/$c.log" ] && mv -f "$D/$c.log" "$D/$c.log.prev"
   done
+  APISERVER_HOST=127.0.0.1 HOST_ADDRESS="" REAL_NODE_NAMES="" CONTAINERD_SOCKETS=""
+  if (( n > 0 )); then
+    nodes_preflight
+    log "images of the nodes (pause, CoreDNS)"
+    "$ROOT/images/build.sh" pause coredns >/dev/null || die "could not build the pause and CoreDNS images"
+    # shellcheck disable=SC1090
+    . "$IMAGES_ENV_PAUSE"; . "$IMAGES_ENV_COREDNS"
+    PAUSE_IMAGE=docker.io/$KVC_IMAGE_PAUSE COREDNS_IMAGE=$KVC_IMAGE_COREDNS
+    record_host_state
+    net_up
+    APISERVER_HOST=$NODE_GATEWAY HOST_ADDRESS=$NODE_GATEWAY
+  fi
+  APISERVER_URL=""   # set once the port is known
   gen_pki
 
   # Ports: picked under a lock, and held until etcd and the apiserver have bound them, so that
@@ -259,8 +315,9 @@ cmd_up() {
   pick_ports 4
   KVC_ETCD_PORT=${PICKED[0]}; KVC_ETCD_PEER_PORT=${PICKED[1]}
   KVC_APISERVER_PORT=${PICKED[2]}; KVC_SCHEDULER_PORT=${PICKED[3]}
-  printf 'KVC_ETCD_PORT=%s\nKVC_ETCD_PEER_PORT=%s\nKVC_APISERVER_PORT=%s\nKVC_SCHEDULER_PORT=%s\n' \
-    "$KVC_ETCD_PORT" "$KVC_ETCD_PEER_PORT" "$KVC_APISERVER_PORT" "$KVC_SCHEDULER_PORT" >"$D/ports.env"
+  printf 'KVC_ETCD_PORT=%s\nKVC_ETCD_PEER_PORT=%s\nKVC_APISERVER_PORT=%s\nKVC_SCHEDULER_PORT=%s\nKVC_APISERVER_HOST=%s\nKVC_REAL_NODES=%s\n' \
+    "$KVC_ETCD_PORT" "$KVC_ETCD_PEER_PORT" "$KVC_APISERVER_PORT" "$KVC_SCHEDULER_PORT" "$APISERVER_HOST" "$n" >"$D/ports.env"
+  APISERVER_URL=https://$APISERVER_HOST:$KVC_APISERVER_PORT
   log "ports: etcd $KVC_ETCD_PORT/$KVC_ETCD_PEER_PORT, apiserver $KVC_APISERVER_PORT, scheduler $KVC_SCHEDULER_PORT"
 
   start etcd --name kvc0 --data-dir "$D/etcd-data" --unsafe-no-fsync --log-level warn \
@@ -270,14 +327,24 @@ cmd_up() {
   wait_for 60 "etcd healthy" curl -sf --max-time 2 "http://127.0.0.1:$KVC_ETCD_PORT/health" \
     || { tail -20 "$D/etcd.log" >&2; die "etcd did not become healthy (log: $D/etcd.log)"; }
 
-  local P=$D/pki
+  local P=$D/pki node_flags=(--endpoint-reconciler-type=none)
+  if (( n > 0 )); then
+    # Pods reach the API server on the bridge (kubernetes.default -> 10.96.0.1 -> here, kept by
+    # the endpoint reconciler); it reaches the kubelets with its own client certificate; a Pod
+    # lands on a fake node unless its namespace says otherwise (PodNodeSelector, nodes.sh).
+    nodes_pki
+    node_admission_config
+    node_flags=(--kubelet-client-certificate="$P/kubelet-client.crt" --kubelet-client-key="$P/kubelet-client.key"
+                --kubelet-certificate-authority= --kubelet-preferred-address-types=InternalIP
+                --enable-admission-plugins=PodNodeSelector --admission-control-config-file="$D/admission.yaml")
+  fi
   start kube-apiserver --etcd-servers="http://127.0.0.1:$KVC_ETCD_PORT" \
-    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$KVC_APISERVER_PORT" \
+    --bind-address="$APISERVER_HOST" --advertise-address="$APISERVER_HOST" --secure-port="$KVC_APISERVER_PORT" \
     --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" --client-ca-file="$P/ca.crt" \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
     --service-cluster-ip-range=10.96.0.0/16 --authorization-mode=Node,RBAC --allow-privileged=true \
-    --endpoint-reconciler-type=none --cert-dir="$D/apiserver-certs" --profiling=false
+    "${node_flags[@]}" --cert-dir="$D/apiserver-certs" --profiling=false
   local rt=${KVC_READY_TIMEOUT:-120}
   if ! wait_for "$rt" "kube-apiserver /readyz ok" readyz; then
     tail -30 "$D/kube-apiserver.log" >&2
@@ -296,22 +363,24 @@ cmd_up() {
     --authorization-always-allow-paths=/healthz,/readyz,/livez --profiling=false
   [ -s "$KVC_KWOK_STAGES" ] || die "kwok stages missing: $KVC_KWOK_STAGES (run $HERE/build.sh kwok)"
   cp "$KVC_KWOK_STAGES" "$D/kwok-stages.yaml"
+  # kwok takes only the Nodes annotated as fake (never a real node's status or Pods).
   start kwok --kubeconfig="$D/admin.kubeconfig" --config="$D/kwok-stages.yaml" \
-    --manage-all-nodes=true --cidr=10.244.0.0/16 --node-ip=127.0.0.1 \
+    --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake --cidr=10.244.0.0/16 --node-ip=127.0.0.1 \
     --node-lease-duration-seconds=40 --server-address=""
 
   local K=("$KVC_K8S_BIN/kubectl" --kubeconfig="$D/admin.kubeconfig")
-  local n=${KVC_NODES:-2} i extra
+  local nf=${KVC_NODES:-2} i extra
   NODE_NAMES=""
-  for (( i=0; i<n; i++ )); do
+  for (( i=0; i<nf; i++ )); do
     # every other node carries kvcache=true (the label the walkthrough's disk-tier backend selects)
     extra=""; (( i % 2 == 1 )) && extra='    kvcache: "true"'
     node_manifest "kwok-node-$i" "$extra" | "${K[@]}" apply -f - >/dev/null
     NODE_NAMES="$NODE_NAMES kwok-node-$i"
   done
   NODE_NAMES=${NODE_NAMES# }
-  wait_for 90 "$n fake nodes Ready" "${K[@]}" wait --for=condition=Ready node --all --timeout=5s \
+  wait_for 90 "$nf fake nodes Ready" "${K[@]}" wait --for=condition=Ready node -l type=kwok --timeout=5s \
     || { tail -20 "$D/kwok.log" >&2; die "fake nodes did not become Ready (log: $D/kwok.log)"; }
+  (( n > 0 )) && real_nodes_up
   wait_for 90 "ServiceAccount default/default present" "${K[@]}" -n default get serviceaccount default \
     || { tail -20 "$D/kube-controller-manager.log" >&2; die "no default ServiceAccount (log: $D/kube-controller-manager.log)"; }
   all_alive || { status_report >&2 || true; die "a component exited during start-up; logs in $D"; }
@@ -321,13 +390,17 @@ cmd_up() {
 
 status_report() {
   local ok=0 c
-  for c in "${COMPONENTS[@]}"; do
+  for c in $(components); do
     if pid_alive "$c"; then printf '%-24s running (pid %s)\n' "$c" "$(cat "$D/$c.pid")"
     else printf '%-24s NOT running\n' "$c"; ok=1; fi
   done
   if readyz; then echo "readyz                   ok ($KVC_APISERVER_PORT)"; else echo "readyz                   NOT ok"; ok=1; fi
   if [ $ok = 0 ]; then
-    "$KVC_K8S_BIN/kubectl" --kubeconfig="$D/admin.kubeconfig" get nodes -o wide 2>&1 | sed 's/^/  /'
+    "$KVC_K8S_BIN/kubectl" --kubeconfig="$D/admin.kubeconfig" get nodes -L type -o wide 2>&1 | sed 's/^/  /'
+    if (( $(nodes_of_dir) > 0 )); then
+      "$KVC_K8S_BIN/kubectl" --kubeconfig="$D/admin.kubeconfig" -n kube-system get deploy,svc -l k8s-app=kube-dns 2>&1 | sed 's/^/  /'
+      nodes_status || ok=1
+    fi
   fi
   echo "logs: $D/*.log"
   return $ok
@@ -349,6 +422,8 @@ main() {
       stop_all
       if [ $purge = 1 ]; then
         rm -rf "$D/etcd-data" "$D/pki" "$D/kcm-certs" "$D/apiserver-certs" "$D/scheduler-certs"
+        rm -rf "$D"/node-* "$D/cni" "$D"/*.kubeconfig "$D/admission.yaml" "$D/podnodeselector.yaml" \
+          "$D/kube-proxy.yaml" "$D/resolv.conf"
         rm -f "$D"/*.log "$D"/*.log.prev "$D/admin.kubeconfig" "$D/env" "$D/ports.env" \
           "$D/kwok-stages.yaml" "$D/$MARKER"
         rmdir "$D" 2>/dev/null || true
@@ -362,7 +437,10 @@ main() {
     status)
       [ -e "$D/$MARKER" ] || die "no cluster in $D"
       status_report ;;
-    *) sed -n '2,17p' "$0" >&2; exit 2 ;;
+    load)
+      [ -e "$D/$MARKER" ] || die "no cluster in $D"
+      load_images "${args[@]:1}" ;;
+    *) sed -n '2,21p' "$0" >&2; exit 2 ;;
   esac
 }
 main "$@"

@@ -83,6 +83,21 @@ kvc_fresh_namespace() {
   printf '%s\n' "$ns"
 }
 
+# kvc_require_real_nodes: skip loudly (exit 77) when the cluster has no real nodes.
+kvc_require_real_nodes() {
+  [ -n "${KVC_REAL_NODE_NAMES:-}" ] && return 0
+  echo "*** SKIPPED: $KVC_TEST_NAME — this cluster has no real nodes (it was started with KVC_REAL_NODES=0) ***"
+  exit 77
+}
+
+# kvc_real_nodes_namespace [PREFIX]: a fresh namespace whose Pods may run on the real nodes: it
+# carries the empty PodNodeSelector annotation (test/cluster/nodes.sh).
+kvc_real_nodes_namespace() {
+  local ns; ns=$(kvc_fresh_namespace "$@") || return 1
+  kubectl annotate namespace "$ns" scheduler.alpha.kubernetes.io/node-selector= >/dev/null || return 1
+  printf '%s\n' "$ns"
+}
+
 # kvc_free_port: a TCP port nothing on 127.0.0.1 listens on now, in 20000..39999.
 kvc_free_port() {
   local port

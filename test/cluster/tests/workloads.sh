@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Workloads progress on the kwok nodes: a 2-replica Deployment and a DaemonSet become Ready
+# Workloads progress on the kwok (fake) nodes: a 2-replica Deployment and a DaemonSet become Ready
 # (kube-controller-manager + kube-scheduler + kwok), deleting their Pods completes and the
 # controllers replace them, and deleting the namespace completes.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 kvc_init
 ns=$(kvc_fresh_namespace workloads)
-nodes=$(kubectl get nodes --no-headers 2>/dev/null | wc -l)
+# Fake nodes only: the namespace is not opted in to real nodes, so its Pods get type=kwok
+# (PodNodeSelector, test/cluster/nodes.sh) and the DaemonSet says so too.
+nodes=$(kubectl get nodes -l type=kwok --no-headers 2>/dev/null | wc -l)
 
 kvc_assert_ok "a 2-replica Deployment and a DaemonSet are created" kubectl -n "$ns" apply -f - <<'YAML'
 apiVersion: apps/v1
@@ -29,6 +31,7 @@ spec:
   template:
     metadata: {labels: {app: agent}}
     spec:
+      nodeSelector: {type: kwok}
       containers: [{name: agent, image: registry.invalid/kvcache/none:1}]
 YAML
 
