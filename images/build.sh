@@ -14,7 +14,8 @@
 #   --kvcache BIN  the kvcache binary to pack (default: $KVC_BUILD_DIR/src/cmd/kvcache,
 #                  KVC_BUILD_DIR defaulting to ./build); it is stripped on the way in
 #   --check        exit 0 if every requested image is built for today's inputs, 1 otherwise
-# Prints, for each image, KVC_IMAGE_<NAME>=<reference> and KVC_IMAGE_<NAME>_ARCHIVE=<path>, and
+# Prints, for each image, KVC_IMAGE_<NAME>=<reference>, KVC_IMAGE_<NAME>_PINNED=<reference>-<content
+# key> (the same image under a tag that names this build) and KVC_IMAGE_<NAME>_ARCHIVE=<path>, and
 # writes the same lines to $KVC_CACHE_DIR/images/<name>.env (test/cluster/cluster.sh reads them).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -205,15 +206,17 @@ build_image() {
     umoci config --image "$W/layout:img" --author=kvcache-operator --os=linux --architecture=amd64 \
       --config.label=org.opencontainers.image.title="$name" \
       --config.label=org.opencontainers.image.version="${ref##*:}" >&2
-    skopeo copy --quiet "oci:$W/layout:img" "docker-archive:$W/image.tar:$ref" >&2
+    # Also tagged with the content key, so that an install can pin exactly this build.
+    skopeo copy --quiet --additional-tag "$ref-$key" "oci:$W/layout:img" "docker-archive:$W/image.tar:$ref" >&2
     rm -f "$IMAGES_DIR/$name"-*.tar
     mv "$W/image.tar" "$archive"
     rm -rf "$W"
     log "$name: built $ref in $((SECONDS - t0))s ($(du -h "$archive" | cut -f1))"
   fi
-  local var=KVC_IMAGE_${name^^}
-  printf '%s=%s\n%s_ARCHIVE=%s\n' "$var" "$ref" "$var" "$archive"
-  [ $CHECK = 1 ] || printf '%s=%s\n%s_ARCHIVE=%s\n' "$var" "$ref" "$var" "$archive" >"$IMAGES_DIR/$name.env"
+  local var=KVC_IMAGE_${name^^} lines
+  lines=$(printf '%s=%s\n%s_PINNED=%s\n%s_ARCHIVE=%s\n' "$var" "$ref" "$var" "$ref-$key" "$var" "$archive")
+  echo "$lines"
+  [ $CHECK = 1 ] || echo "$lines" >"$IMAGES_DIR/$name.env"
 }
 
 if [ $CHECK = 0 ]; then

@@ -35,7 +35,7 @@ banner "a local control plane: etcd, kube-apiserver, controller-manager, schedul
 "$root/test/cluster/cluster.sh" up "$KVC_CLUSTER_DIR"
 # shellcheck disable=SC1091
 . "$KVC_CLUSTER_DIR/env"
-kubectl apply --server-side --force-conflicts -f "$root/deploy/crds" >/dev/null
+kubectl apply --server-side --force-conflicts -k "$root/deploy/crds" >/dev/null
 kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
 
 banner "a real Mooncake store: one master (multi-tenant) and two members of 256 MiB"

@@ -109,7 +109,7 @@ log "starting a Mooncake master with 2 members x 256 MiB in $store"
 # shellcheck disable=SC1091
 . "$store/env"
 
-kubectl apply --server-side -f "$root/deploy/crds" >/dev/null
+kubectl apply --server-side -k "$root/deploy/crds" >/dev/null
 kubectl wait --for=condition=Established --timeout=60s \
   crd/kvcachebackends.worker.gpustack.ai crd/kvcachepools.worker.gpustack.ai \
   crd/kvcachepoolbindings.worker.gpustack.ai >/dev/null

@@ -317,7 +317,7 @@ int benchMain(int argc, char** argv) {
   auto env = readEnvFile(cluster_dir);
   const std::string kubeconfig = env["KUBECONFIG"];
   const std::string kubectl = env["KVC_K8S_BIN"] + "/kubectl";
-  runCommand({kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-f",
+  runCommand({kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-k",
               source + "/deploy/crds"});
   runCommand({kubectl, "--kubeconfig", kubeconfig, "wait", "--for=condition=Established",
               "crd/kvcachepoolbindings.worker.gpustack.ai", "crd/kvcachepools.worker.gpustack.ai",

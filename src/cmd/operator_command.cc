@@ -25,6 +25,7 @@
 #include "kvc/runtime/informer.h"
 #include "kvc/runtime/leader_election.h"
 #include "kvc/runtime/manager.h"
+#include "kvc/webhook/certificate_keeper.h"
 #include "internal/process_flags.h"
 
 namespace kvc::cmd {
@@ -87,6 +88,11 @@ int runOperator(const OperatorOptions& options) {
     return kExitBadInput;
   }
 
+  if (Status certs = validateCertificateOptions(options.webhook); !certs.ok()) {
+    std::cerr << "kvcache operator: " << certs.message() << "\n";
+    return kExitBadInput;
+  }
+
   kube::LoadOptions load;
   load.context = options.context;
   auto config = kube::loadDefaultConfig(options.kubeconfig, load);
@@ -120,8 +126,31 @@ int runOperator(const OperatorOptions& options) {
     return kExitBadInput;
   }
 
+  // The self-managed certificate: the files must exist before the server starts.
+  std::stop_source stop;
+  signals.watch(stop);
+  WebhookOptions webhook_options = options.webhook;
+  std::unique_ptr<webhook::CertificateKeeper> certificates;
+  if (!webhook_options.cert_secret.empty() && webhook_options.port != 0) {
+    webhook::CertificateKeeperOptions keeper;
+    keeper.namespace_name = options.namespace_name;
+    keeper.secret_name = webhook_options.cert_secret;
+    keeper.service_name = webhook_options.service;
+    keeper.webhook_configurations = webhook_options.configurations;
+    keeper.cert_dir = webhook_options.cert_dir;
+    certificates = std::make_unique<webhook::CertificateKeeper>(*client, std::move(keeper));
+    if (Status ready = certificates->syncUntilReady(stop.get_token(), std::chrono::minutes(2));
+        !ready.ok()) {
+      std::cerr << "kvcache operator: webhook certificate: " << ready.message() << "\n";
+      return kExitFailure;
+    }
+    webhook_options.cert_file = certificates->certFile();
+    webhook_options.key_file = certificates->keyFile();
+    certificates->start();
+  }
+
   // The webhooks serve on every replica, leader or not.
-  auto webhooks = WebhookRunner::create(m, options.webhook);
+  auto webhooks = WebhookRunner::create(m, webhook_options);
   if (!webhooks.ok()) {
     std::cerr << "kvcache operator: " << webhooks.status().message() << "\n";
     return kExitBadInput;
@@ -131,10 +160,11 @@ int runOperator(const OperatorOptions& options) {
     return kExitFailure;
   }
 
-  std::stop_source stop;
-  signals.watch(stop);
   const Status result = m.run(stop.get_token());
   (*webhooks)->stop();
+  if (certificates) {
+    certificates->stop();
+  }
   if (!result.ok()) {
     std::cerr << "kvcache operator: " << result.message() << "\n";
     return kExitFailure;

@@ -55,6 +55,10 @@ KVC_RESOURCE(clusterRoleBindings, "rbac.authorization.k8s.io", "v1", "ClusterRol
              "clusterrolebindings", false)
 KVC_RESOURCE(customResourceDefinitions, "apiextensions.k8s.io", "v1", "CustomResourceDefinition",
              "customresourcedefinitions", false)
+KVC_RESOURCE(mutatingWebhookConfigurations, "admissionregistration.k8s.io", "v1",
+             "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", false)
+KVC_RESOURCE(validatingWebhookConfigurations, "admissionregistration.k8s.io", "v1",
+             "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", false)
 
 #undef KVC_RESOURCE
 
@@ -65,7 +69,8 @@ const std::vector<ResourceType>& all() {
       serviceAccounts(), namespaces(),          nodes(),               events(),
       leases(),          deployments(),         daemonSets(),          statefulSets(),
       roles(),           roleBindings(),        clusterRoles(),        clusterRoleBindings(),
-      customResourceDefinitions(),
+      customResourceDefinitions(), mutatingWebhookConfigurations(),
+      validatingWebhookConfigurations(),
   };
   return kTable;
 }

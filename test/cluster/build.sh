@@ -6,10 +6,11 @@
 #   kwok + its Stage objects                                          (sigs.k8s.io/kwok, go install)
 #   coredns (cluster DNS, packed into an image by images/build.sh)    (github.com/coredns/coredns, go install)
 #   crictl (the real nodes' CRI client: status, debugging, tear-down) (sigs.k8s.io/cri-tools, go install)
+#   helm (renders deploy/helm for the test that compares it with kustomize) (helm.sh/helm/v3, go install)
 # into ${KVC_CACHE_DIR:-$HOME/.cache/kvcache-operator}/tools/<component>-<version>/bin.
 # A component whose stamp file and binaries are present is skipped; anything absent is rebuilt.
 #
-# usage: build.sh [--check] [--force] [all|kubernetes|etcd|kwok|coredns|crictl ...]
+# usage: build.sh [--check] [--force] [all|kubernetes|etcd|kwok|coredns|crictl|helm ...]
 #   --check   exit 0 if every requested component is built, 1 otherwise (builds nothing)
 #   --force   rebuild even when the stamp is present
 set -euo pipefail
@@ -22,19 +23,20 @@ for a in "$@"; do
   case $a in
     --check) CHECK=1 ;;
     --force) FORCE=1 ;;
-    all|kubernetes|etcd|kwok|coredns|crictl) WANT+=("$a") ;;
+    all|kubernetes|etcd|kwok|coredns|crictl|helm) WANT+=("$a") ;;
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument '$a'" >&2; exit 2 ;;
   esac
 done
 [ ${#WANT[@]} -gt 0 ] || WANT=(all)
-[[ " ${WANT[*]} " == *" all "* ]] && WANT=(etcd kubernetes kwok coredns crictl)
+[[ " ${WANT[*]} " == *" all "* ]] && WANT=(etcd kubernetes kwok coredns crictl helm)
 
 K8S_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
 ETCD_BINS=(etcd etcdctl)
 KWOK_BINS=(kwok)
 COREDNS_BINS=(coredns)
 CRICTL_BINS=(crictl)
+HELM_BINS=(helm)
 
 log() { printf '[build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -190,6 +192,10 @@ go_install_tool() {
 
 build_coredns() {
   go_install_tool coredns "$KVC_COREDNS_VERSION" "$KVC_COREDNS_DIR" github.com/coredns/coredns "${COREDNS_BINS[@]}"
+}
+
+build_helm() {
+  go_install_tool helm "$KVC_HELM_VERSION" "$KVC_HELM_DIR" helm.sh/helm/v3/cmd/helm "${HELM_BINS[@]}"
 }
 
 build_crictl() {

@@ -20,7 +20,7 @@ case $step in
     # shellcheck disable=SC1091
     . "$DIR/env"
     CRDS=$(cd "$HERE/../../deploy/crds" && pwd)
-    kubectl apply --server-side --force-conflicts -f "$CRDS"
+    kubectl apply --server-side --force-conflicts -k "$CRDS"
     kubectl wait --for=condition=Established --timeout=60s \
       crd/kvcachebackends.worker.gpustack.ai crd/kvcachepools.worker.gpustack.ai \
       crd/kvcachepoolbindings.worker.gpustack.ai crd/modeldeployments.worker.gpustack.ai

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real Mooncake store on 127.0.0.1 for tests and for poking at by hand: one mooncake_master
+# A real Mooncake store on 127.0.0.1 (or --host) for tests and for poking at by hand: one mooncake_master
 # (multi-tenancy on, file policy connector, admin/metrics HTTP port) and N mooncake_client members
 # on TCP, each contributing one memory segment. Ports are chosen free at start; every process is
 # stopped by the pid recorded at start; logs stay in DIR.
@@ -24,6 +24,9 @@
 #   --client-ttl S       KVC_STORE_CLIENT_TTL     master --client_ttl in seconds (default 3)
 #   --no-multi-tenancy   KVC_STORE_MULTI_TENANCY=0  a master without --enable_multi_tenants
 #   --timeout S          KVC_STORE_TIMEOUT        readiness deadline in seconds (default 60)
+#   --host ADDRESS       KVC_STORE_HOST           the address every process listens on and the
+#                                                 master is reached at (default 127.0.0.1; the
+#                                                 cluster's KVC_HOST_ADDRESS lets Pods reach it)
 # DIR defaults to $KVC_STORE_DIR or /tmp/kvc-store. The venv comes from install.sh, which `up`
 # runs when the wheel is not installed yet.
 #
@@ -42,6 +45,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 MEMBERS=${KVC_STORE_MEMBERS:-2}
 SEGMENT=${KVC_STORE_SEGMENT:-256MiB}
+HOST=${KVC_STORE_HOST:-127.0.0.1}
 CLIENT_TTL=${KVC_STORE_CLIENT_TTL:-3}
 MULTI_TENANCY=${KVC_STORE_MULTI_TENANCY:-1}
 TIMEOUT=${KVC_STORE_TIMEOUT:-60}
@@ -52,6 +56,8 @@ while [ $# -gt 0 ]; do
     --members=*) MEMBERS=${1#*=} ;;
     --segment) shift; SEGMENT=${1:?} ;;
     --segment=*) SEGMENT=${1#*=} ;;
+    --host) shift; HOST=${1:?} ;;
+    --host=*) HOST=${1#*=} ;;
     --client-ttl) shift; CLIENT_TTL=${1:?} ;;
     --client-ttl=*) CLIENT_TTL=${1#*=} ;;
     --no-multi-tenancy) MULTI_TENANCY=0 ;;
@@ -309,7 +315,7 @@ ${TIMEOUT}s (listing: $got); log: $DIR/member-$i.log"
 }
 
 start_master() {
-  local args=(--rpc_address=127.0.0.1 --rpc_port="${KVC_STORE_RPC##*:}"
+  local args=(--rpc_address="${KVC_STORE_RPC%:*}" --rpc_port="${KVC_STORE_RPC##*:}"
     --metrics_port="${KVC_STORE_ADMIN##*:}"
     --client_ttl="$KVC_STORE_CLIENT_TTL" --default_kv_lease_ttl=10s
     --enable_http_metadata_server=false)
@@ -319,7 +325,7 @@ start_master() {
   flags=$(LD_LIBRARY_PATH="$KVC_STORE_LD_LIBRARY_PATH" "$KVC_STORE_BIN_DIR/mooncake_master" \
     --helpfull 2>&1 || true)
   if grep -q -- '-metrics_host ' <<<"$flags"; then
-    args+=(--metrics_host=127.0.0.1)
+    args+=(--metrics_host="${KVC_STORE_ADMIN%:*}")
   fi
   if [ "$KVC_STORE_MULTI_TENANCY" = 1 ]; then
     # The file connector needs the file to exist and parse at start, in a writable directory.
@@ -378,12 +384,12 @@ cmd_up() {
   # A port taken between the probe and the bind makes the master exit: try again with others.
   for attempt in 1 2 3; do
     read -r -a ports <<<"$(free_ports $((2 + 2 * MEMBERS)))"
-    KVC_STORE_RPC=127.0.0.1:${ports[0]}
-    KVC_STORE_ADMIN=127.0.0.1:${ports[1]}
+    KVC_STORE_RPC=$HOST:${ports[0]}
+    KVC_STORE_ADMIN=$HOST:${ports[1]}
     ADMIN=$KVC_STORE_ADMIN
     for ((i = 0; i < MEMBERS; i++)); do
       printf -v "KVC_STORE_MEMBER_${i}_PORT" '%s' "${ports[$((2 + 2 * i))]}"
-      printf -v "KVC_STORE_MEMBER_${i}_SEGMENT" '%s' "127.0.0.1:${ports[$((3 + 2 * i))]}"
+      printf -v "KVC_STORE_MEMBER_${i}_SEGMENT" '%s' "$HOST:${ports[$((3 + 2 * i))]}"
       printf -v "KVC_STORE_MEMBER_${i}_PID" '%s' ""
     done
     log "master $KVC_MOONCAKE_VERSION: rpc $KVC_STORE_RPC, admin http://$KVC_STORE_ADMIN," \

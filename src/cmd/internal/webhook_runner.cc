@@ -32,6 +32,38 @@ void addWebhookOptions(CLI::App& command, WebhookOptions& options) {
                      "Private key of the serving certificate (PEM), re-read when it changes");
   command.add_option("--webhook-threads", options.threads, "Threads of the webhook server")
       ->capture_default_str();
+  command.add_option("--webhook-cert-secret", options.cert_secret,
+                     "Self-managed certificate: the Secret (in --namespace) that holds a CA and "
+                     "the serving certificate it signed, created and renewed by the operator; "
+                     "needs --webhook-service, --webhook-configurations and --cert-dir, and "
+                     "excludes --tls-cert-file");
+  command.add_option("--webhook-service", options.service,
+                     "Self-managed certificate: the Service the API server calls the webhooks "
+                     "through (the certificate names <service>.<namespace>.svc)");
+  command.add_option("--webhook-configurations", options.configurations,
+                     "Self-managed certificate: the Mutating/ValidatingWebhookConfigurations "
+                     "whose caBundle the operator keeps (comma-separated)")
+      ->delimiter(',');
+  command.add_option("--cert-dir", options.cert_dir,
+                     "Self-managed certificate: the directory the serving certificate is written "
+                     "to (tls.crt, tls.key, ca.crt) and re-read from");
+}
+
+Status validateCertificateOptions(const WebhookOptions& options) {
+  const bool managed = !options.cert_secret.empty();
+  if (managed && !options.cert_file.empty()) {
+    return invalidArgument("--webhook-cert-secret and --tls-cert-file exclude each other: the "
+                           "operator either keeps its own certificate or reads yours");
+  }
+  if (!managed && (!options.service.empty() || !options.configurations.empty() ||
+                   !options.cert_dir.empty())) {
+    return invalidArgument("--webhook-service, --webhook-configurations and --cert-dir belong "
+                           "to --webhook-cert-secret, which is not set");
+  }
+  if (managed && (options.service.empty() || options.cert_dir.empty())) {
+    return invalidArgument("--webhook-cert-secret needs --webhook-service and --cert-dir");
+  }
+  return okStatus();
 }
 
 Result<std::unique_ptr<WebhookRunner>> WebhookRunner::create(runtime::Manager& manager,

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kvc/common/status.h"
 #include "kvc/runtime/events.h"
@@ -29,9 +30,17 @@ struct WebhookOptions {
   std::string cert_file;
   std::string key_file;
   int threads = 2;
+  // Self-managed certificate (webhook::CertificateKeeper): all four set, or none.
+  std::string cert_secret;
+  std::string service;
+  std::vector<std::string> configurations;
+  std::string cert_dir;
 };
 
 void addWebhookOptions(CLI::App& command, WebhookOptions& options);
+// The flag combinations: the self-managed certificate's four flags go together and exclude
+// --tls-cert-file.
+Status validateCertificateOptions(const WebhookOptions& options);
 
 class WebhookRunner {
 public:

@@ -404,7 +404,8 @@ TEST_F(CrudTest, AServiceAccountTokenWorksInClusterStyleAndRbacGrantsIt) {
   std::ofstream(sa_dir / "token") << (*token)["status"]["token"].get<std::string>();
   fs::copy_file(env_.get("KVC_CA_CERT"), sa_dir / "ca.crt");
   std::ofstream(sa_dir / "namespace") << ns_.name();
-  setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
+  // Where the API server listens: 127.0.0.1, or the bridge address when real nodes run.
+  setenv("KUBERNETES_SERVICE_HOST", env_.get("KVC_APISERVER_HOST").c_str(), 1);
   setenv("KUBERNETES_SERVICE_PORT", env_.get("KVC_APISERVER_PORT").c_str(), 1);
   auto config = kube::inClusterConfig(sa_dir);
   unsetenv("KUBERNETES_SERVICE_HOST");

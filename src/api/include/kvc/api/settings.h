@@ -20,8 +20,9 @@ inline constexpr std::string_view kSettingImagePullSecrets = "image-pull-secrets
 inline constexpr std::string_view kSettingImagePullPolicy = "image-pull-policy";
 inline constexpr std::string_view kSettingTcpTwReuse = "model-deployment-tcp-tw-reuse";
 
-inline constexpr std::string_view kDefaultBackendImage =
-    "gpustack/mirrored-mooncake:0.3.13.post1-cpu";
+// This project's store image (images/store, KVC_STORE_IMAGE in images/versions.env): the pinned
+// Mooncake wheel plus `kvcache store leader|member|survey`, which does the Lease election.
+inline constexpr std::string_view kDefaultBackendImage = "kvcache-operator/store:0.3.13.post1-cpu";
 
 struct Settings {
   std::string kv_cache_backend_image = std::string(kDefaultBackendImage);

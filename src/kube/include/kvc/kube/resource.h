@@ -57,6 +57,9 @@ const ResourceType& clusterRoles();         // cluster-scoped
 const ResourceType& clusterRoleBindings();  // cluster-scoped
 // apiextensions.k8s.io/v1
 const ResourceType& customResourceDefinitions();  // cluster-scoped
+// admissionregistration.k8s.io/v1
+const ResourceType& mutatingWebhookConfigurations();    // cluster-scoped
+const ResourceType& validatingWebhookConfigurations();  // cluster-scoped
 
 // Every entry above.
 const std::vector<ResourceType>& all();

@@ -1,0 +1,67 @@
+#pragma once
+// The self-managed webhook certificate, kept on every replica of `kvcache operator`: one Secret
+// (type kubernetes.io/tls, keys ca.crt, ca.key, tls.crt, tls.key) holds a CA and the serving
+// certificate it signed for the webhook Service. Each pass reads the Secret, creates or renews
+// what policy::planWebhookCertificate says (optimistic concurrency: when two replicas race, one
+// write wins and the other reads it back), writes tls.crt/tls.key into a directory the webhook
+// server re-reads, and sets the caBundle of the named webhook configurations to ca.crt.
+// Replicas need no Lease for this: they all converge on the one Secret.
+
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kvc/common/status.h"
+#include "kvc/kube/client.h"
+#include "kvc/policy/webhook_certificate.h"
+
+namespace kvc::webhook {
+
+struct CertificateKeeperOptions {
+  std::string namespace_name;  // of the Secret and of the Service
+  std::string secret_name;
+  std::string service_name;
+  // Mutating- or ValidatingWebhookConfiguration names whose caBundle is kept (either kind).
+  std::vector<std::string> webhook_configurations;
+  std::string cert_dir;  // receives tls.crt, tls.key and ca.crt
+  std::chrono::seconds period{60};
+  std::chrono::seconds retry{5};
+};
+
+class CertificateKeeper {
+public:
+  using Clock = std::function<policy::SystemTime()>;
+
+  CertificateKeeper(kube::ClientPtr client, CertificateKeeperOptions options,
+                    Clock clock = [] { return std::chrono::system_clock::now(); });
+  ~CertificateKeeper();
+
+  // One pass: Secret, files, caBundles. Safe to call again at any time.
+  Status syncOnce(std::stop_token stop = {});
+  // Repeats syncOnce every `retry` until the files exist (the webhook server cannot start
+  // without them) or `stop` is requested or `timeout` passes.
+  Status syncUntilReady(std::stop_token stop, std::chrono::seconds timeout);
+  // Keeps syncing in the background: every `period`, every `retry` after a failure.
+  void start();
+  void stop();
+
+  std::string certFile() const { return options_.cert_dir + "/tls.crt"; }
+  std::string keyFile() const { return options_.cert_dir + "/tls.key"; }
+
+private:
+  Status ensureSecret(Json& data, std::stop_token stop);
+  Status writeFiles(const Json& data);
+  Status syncCaBundles(const std::string& ca_pem, std::stop_token stop);
+
+  kube::ClientPtr client_;
+  CertificateKeeperOptions options_;
+  Clock clock_;
+  std::mutex mutex_;  // one pass at a time
+  std::jthread thread_;
+};
+
+}  // namespace kvc::webhook
