@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The main job on its embedded default: a local Kubernetes control plane (built from Go modules),
-# a real Mooncake store (master + 2 members from the PyPI wheel) and `kvcache operator` with its
-# controllers and admission webhooks, all on 127.0.0.1. It declares the store as an external
-# KVCacheBackend, applies the walkthrough's Step 2 and Step 6 (a pool and three Bindings, whose
-# status the controllers read from the master), submits a vLLM Pod, an SGLang Pod and one that is
-# refused, prints what happened, and leaves everything running.
+# The main job on its embedded default: a local Kubernetes cluster (built from Go modules) with
+# two real nodes (kubelet + containerd) and fake GPU nodes (kwok), the project's images built here
+# and imported into the nodes, kvcache-operator installed in-cluster from the project's own
+# manifests (`kubectl apply -k` of deploy/overlays/local, pinned to this build), and a real
+# Mooncake store (master + 2 members from the PyPI wheel) outside the cluster on the bridge address
+# the Pods reach. It declares the store as an external KVCacheBackend, applies the walkthrough's
+# Step 2 and Step 6 (a pool and three Bindings, whose status the in-cluster controllers read from
+# the master), submits a vLLM Pod, an SGLang Pod and one that is refused, prints what happened,
+# and leaves everything running.
 #
-# Usage: scripts/run.sh          set up (first run builds the control plane: ~10 min), run the demo
-#        scripts/run.sh down     tear it all down
+# Usage: scripts/run.sh          set up (the first run builds the cluster: ~15-25 min), run the demo
+#        scripts/run.sh down     tear it all down (and restore every host setting the nodes changed)
 # State lives in $KVC_DEMO_DIR (default ~/.cache/kvcache-operator/demo).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,36 +21,56 @@ export KVC_CLUSTER_DIR=$demo/cluster
 banner() { printf '\n\033[1m=== %s\033[0m\n' "$*"; }
 
 if [ "${1:-}" = down ]; then
-  "$root/test/webhook/operator.sh" down "$demo/operator" || true
   "$root/test/store/store.sh" down "$demo/store" || true
   "$root/test/cluster/cluster.sh" down "$KVC_CLUSTER_DIR" || true
   echo "demo stopped; its logs are in $demo"
   exit 0
 fi
 
-banner "setting up this machine (Debian packages, control plane binaries, Mooncake wheel)"
+banner "setting up this machine (Debian packages, cluster binaries, Mooncake wheel)"
 "$root/scripts/setup.sh"
 cmake -S "$root" -B "$build" -G Ninja >/dev/null
 cmake --build "$build" -j "$(nproc)" --target kvcache
 kvcache=$build/src/cmd/kvcache
 
-banner "a local control plane: etcd, kube-apiserver, controller-manager, scheduler, kwok"
+banner "a local cluster: control plane, 2 real nodes (kubelet + containerd), kube-proxy, CoreDNS, 2 fake GPU nodes"
 "$root/test/cluster/cluster.sh" up "$KVC_CLUSTER_DIR"
 # shellcheck disable=SC1091
 . "$KVC_CLUSTER_DIR/env"
-kubectl apply --server-side --force-conflicts -k "$root/deploy/crds" >/dev/null
-kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
 
-banner "a real Mooncake store: one master (multi-tenant) and two members of 256 MiB"
-"$root/test/store/store.sh" up "$demo/store"
+banner "the images (no daemon, no registry; cached by content), imported into the real nodes"
+mkdir -p "$demo"
+"$root/images/build.sh" --kvcache "$kvcache" operator store >"$demo/images.env"
+# shellcheck disable=SC1091
+. "$demo/images.env"
+"$root/test/cluster/cluster.sh" load "$KVC_CLUSTER_DIR" "$KVC_IMAGE_OPERATOR_ARCHIVE" "$KVC_IMAGE_STORE_ARCHIVE"
+
+banner "kvcache-operator installed in-cluster: kubectl apply -k deploy/overlays/local (pinned to this build)"
+mkdir -p "$demo/overlay"
+cat >"$demo/overlay/kustomization.yaml" <<KUSTOMIZATION
+# deploy/overlays/local, with the operator image this run built and imported.
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+sortOptions: {order: fifo}
+resources: [$(realpath --relative-to="$demo/overlay" "$root/deploy/overlays/local")]
+images: [{name: kvcache-operator/kvcache, newTag: "${KVC_IMAGE_OPERATOR_PINNED##*:}"}]
+KUSTOMIZATION
+kubectl apply --server-side --force-conflicts -k "$demo/overlay" >/dev/null
+kubectl -n gpustack-system rollout status deploy/kvcache-operator --timeout=180s
+kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
+# The webhooks answer once the operator has written its CA into their caBundle (seconds).
+for _ in $(seq 1 60); do
+  out=$(kubectl -n default run probe --dry-run=server --image=x --labels=kvcache.gpustack.ai/inject=true 2>&1 || true)
+  grep -q 'failed calling webhook' <<<"$out" || break
+  sleep 1
+done
+kubectl get pods -n gpustack-system -o wide
+
+banner "a real Mooncake store outside the cluster, on the bridge address $KVC_HOST_ADDRESS: one master (multi-tenant) and two members of 256 MiB"
+KVC_STORE_HOST=$KVC_HOST_ADDRESS "$root/test/store/store.sh" up "$demo/store"
 # shellcheck disable=SC1091
 . "$demo/store/env"
 "$kvcache" store status --admin "$KVC_STORE_ADMIN" || true
-
-banner "kvcache operator: its controllers, and its webhooks registered with the API server"
-# Every object is the demo's: the controllers reconcile and the webhooks validate them all.
-KVC_OPERATOR_SELECTOR="" KVC_OPERATOR_QUOTA_OBJECT_SELECTOR="{}" \
-  "$root/test/webhook/operator.sh" up "$kvcache" "$demo/operator"
 
 banner "KVCacheBackend mooncake-dram (external: the master above) -> Steps 2 and 6 of the walkthrough"
 for ns in team-a team-b; do
@@ -64,7 +87,7 @@ kubectl apply --server-side -f "$root/examples/walkthrough/step6-team-b.yaml" >/
 kubectl create --dry-run=client -o json -f "$root/examples/walkthrough/step6-qwen-fp8.yaml" |
   jq 'if .kind == "List" then .items[] else . end | select(.kind == "KVCachePoolBinding")' |
   kubectl apply --server-side -f - >/dev/null
-kubectl wait --for=jsonpath='{.status.phase}'=Ready --timeout=60s kvcb/mooncake-dram kvcp/shared-dram >/dev/null
+kubectl wait --for=jsonpath='{.status.phase}'=Ready --timeout=120s kvcb/mooncake-dram kvcp/shared-dram >/dev/null
 kubectl -n team-a wait --for=condition=QuotaGranted --timeout=60s kvcpb/team-a kvcpb/qwen-fp8 >/dev/null
 kubectl -n team-b wait --for=condition=QuotaGranted --timeout=60s kvcpb/team-b >/dev/null
 kubectl get kvcb,kvcp,kvcpb -A
@@ -97,13 +120,19 @@ cat "$demo/refused.txt"
 kubectl -n team-a get pods -o wide
 
 banner "left running"
+kubectl get nodes -L type
+echo
+kubectl get all -n gpustack-system
 cat <<TXT
+
   export KUBECONFIG=$KUBECONFIG
   kubectl get kvcb,kvcp,kvcpb -A                    # what the controllers read from the master
   kubectl describe kvcp shared-dram                 # every condition, with its reason
-  kubectl -n team-a get pods                        # the injected Pods (kwok runs them)
+  kubectl -n gpustack-system logs deploy/kvcache-operator   # the operator (2 replicas, one leads)
+  kubectl -n team-a get pods -o wide                # the injected Pods (on the fake GPU nodes)
   kubectl -n team-a get events.events.k8s.io        # KVCacheInjected / KVCacheInjectionRefused
   $kvcache store status --admin $KVC_STORE_ADMIN    # the master's own view: capacity, ledger
   $kvcache check-inject -f examples/demo/pods.yaml --kubeconfig \$KUBECONFIG
-  scripts/run.sh down                               # tear it all down
+  test/cluster/cluster.sh status $KVC_CLUSTER_DIR   # every process, node and the bridge
+  scripts/run.sh down                               # tear it all down, host settings restored
 TXT
