@@ -46,15 +46,7 @@ mkdir -p "$demo"
 "$root/test/cluster/cluster.sh" load "$KVC_CLUSTER_DIR" "$KVC_IMAGE_OPERATOR_ARCHIVE" "$KVC_IMAGE_STORE_ARCHIVE"
 
 banner "kvcache-operator installed in-cluster: kubectl apply -k deploy/overlays/local (pinned to this build)"
-mkdir -p "$demo/overlay"
-cat >"$demo/overlay/kustomization.yaml" <<KUSTOMIZATION
-# deploy/overlays/local, with the operator image this run built and imported.
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-sortOptions: {order: fifo}
-resources: [$(realpath --relative-to="$demo/overlay" "$root/deploy/overlays/local")]
-images: [{name: kvcache-operator/kvcache, newTag: "${KVC_IMAGE_OPERATOR_PINNED##*:}"}]
-KUSTOMIZATION
+"$root/deploy/overlays/local/pin.sh" "$demo/overlay" "$KVC_IMAGE_OPERATOR_PINNED"
 kubectl apply --server-side --force-conflicts -k "$demo/overlay" >/dev/null
 kubectl -n gpustack-system rollout status deploy/kvcache-operator --timeout=180s
 kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null

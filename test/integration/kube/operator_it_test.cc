@@ -324,5 +324,24 @@ TEST(OperatorIntegrationTest, BadFlagsAndBadTimingAreRefusedWithExitCode2) {
   EXPECT_NE(output2.find("--lease-duration"), std::string::npos) << output2;
 }
 
+TEST(OperatorIntegrationTest, TheSelfManagedCertificateFlagsGoTogetherAndExcludeAFileOfYours) {
+  auto [both, both_out] = run({kvcacheBinary(), "operator", "--kubeconfig=/nonexistent",
+                               "--webhook-cert-secret=s", "--webhook-service=svc",
+                               "--cert-dir=/tmp/x", "--tls-cert-file=a", "--tls-key-file=b"});
+  EXPECT_EQ(both, 2) << both_out;
+  EXPECT_NE(both_out.find("--webhook-cert-secret and --tls-cert-file exclude each other"),
+            std::string::npos)
+      << both_out;
+  auto [alone, alone_out] =
+      run({kvcacheBinary(), "operator", "--kubeconfig=/nonexistent", "--cert-dir=/tmp/x"});
+  EXPECT_EQ(alone, 2) << alone_out;
+  EXPECT_NE(alone_out.find("belong to --webhook-cert-secret"), std::string::npos) << alone_out;
+  auto [partial, partial_out] =
+      run({kvcacheBinary(), "operator", "--kubeconfig=/nonexistent", "--webhook-cert-secret=s"});
+  EXPECT_EQ(partial, 2) << partial_out;
+  EXPECT_NE(partial_out.find("needs --webhook-service and --cert-dir"), std::string::npos)
+      << partial_out;
+}
+
 }  // namespace
 }  // namespace kvc::it
