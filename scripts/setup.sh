@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs everything this project needs on a fresh Debian machine, and nothing by hand:
 #   1. the Debian packages in scripts/deps/apt-packages.txt (apt-get update first);
-#   2. the real Kubernetes control plane built from Go modules (test/cluster/build.sh), into a
-#      cache outside the repository — minutes the first time, seconds after;
+#   2. the real cluster built from Go modules (test/cluster/build.sh: the control plane, the
+#      kubelet and kube-proxy of the real nodes, etcd, kwok, CoreDNS, crictl, Helm), into a cache
+#      outside the repository — minutes the first time, seconds after (the images the nodes run
+#      are built from these and from kvcache by images/build.sh, called by cluster.sh, run.sh and
+#      the tests that need them);
 #   3. the pinned Mooncake wheel in a venv outside the repository (test/store/install.sh).
 #
 # Usage: scripts/setup.sh [--packages-only]
@@ -31,7 +34,7 @@ fi
 $packages_only && exit 0
 
 if [ -x "$root/test/cluster/build.sh" ]; then
-  log "control plane binaries (kube-apiserver, etcd, kwok, …)"
+  log "cluster binaries (kube-apiserver, kubelet, etcd, kwok, CoreDNS, crictl, Helm, …)"
   "$root/test/cluster/build.sh"
 fi
 if [ -x "$root/test/store/install.sh" ]; then
