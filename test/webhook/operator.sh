@@ -129,6 +129,11 @@ ENV
     . "$dir/operator.env"
     kubectl delete mutatingwebhookconfiguration gpustack-worker-mutation --ignore-not-found >/dev/null || true
     kubectl delete validatingwebhookconfiguration gpustack-worker-validation --ignore-not-found >/dev/null || true
+    # The canary's objects go with it: left behind, an operator that reconciles every object (an
+    # install, later on this cluster) would take them in hand, and their master does not exist.
+    kubectl delete namespace kvcache-canary --ignore-not-found --wait=false >/dev/null 2>&1 || true
+    kubectl delete kvcachepool kvcache-canary --ignore-not-found --wait=false >/dev/null 2>&1 || true
+    kubectl delete kvcachebackend kvcache-canary --ignore-not-found --wait=false >/dev/null 2>&1 || true
     kill "$KVC_OPERATOR_PID" 2>/dev/null || true
     for _ in $(seq 1 20); do kill -0 "$KVC_OPERATOR_PID" 2>/dev/null || break; sleep 0.5; done
     kill -9 "$KVC_OPERATOR_PID" 2>/dev/null || true

@@ -201,7 +201,9 @@ handover() {
     kvc_wait_for 30 "the other replica takes the Lease" new_holder
     LEASE_S=$(since "$t")
   fi
-  binding "$name" 64Mi >/dev/null
+  # Created as a client would: again while the validation webhook's call lands on the dead replica
+  # (failurePolicy Fail refuses it, "connection refused").
+  kvc_wait_for 30 "a Binding is created after the $how" binding "$name" 64Mi
   kvc_assert_ok "the leader reconciles a Binding created after the $how" \
     kubectl -n "$ns" wait --for=condition=QuotaGranted --timeout=60s "kvcpb/$name"
   RECONCILE_S=$(since "$t")
