@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -30,22 +29,44 @@ std::string secretValue(const Json& data, const char* key) {
   return decoded.ok() ? *decoded : std::string();
 }
 
-// The first PEM certificate of a bundle (ca.crt holds the current CA first, then the previous
-// one while a rotation settles).
+}  // namespace
+
+// The Secret's four values, decoded once per pass.
+struct Pems {
+  std::string ca_bundle;  // the current CA first, then the previous one while a rotation settles
+  std::string ca_key;
+  std::string tls_cert;
+  std::string tls_key;
+
+  static Pems of(const Json& data) {
+    return {secretValue(data, kCaCert), secretValue(data, kCaKey), secretValue(data, kTlsCert),
+            secretValue(data, kTlsKey)};
+  }
+  Json data() const {
+    return {{kCaCert, base64Encode(ca_bundle)},
+            {kCaKey, base64Encode(ca_key)},
+            {kTlsCert, base64Encode(tls_cert)},
+            {kTlsKey, base64Encode(tls_key)}};
+  }
+};
+
+namespace {
+
+// The first PEM certificate of a bundle: the CA a rotation keeps trusting, without its own
+// predecessor.
 std::string firstPem(const std::string& bundle) {
   const std::string end = "-----END CERTIFICATE-----";
   const auto at = bundle.find(end);
   return at == std::string::npos ? bundle : bundle.substr(0, at + end.size()) + "\n";
 }
 
-policy::CertificateSecretState stateOf(const Json& data) {
+// inspectCertificate reads the first certificate of the bundle: the current CA.
+policy::CertificateSecretState stateOf(const Pems& pems) {
   policy::CertificateSecretState state;
-  const std::string ca_bundle = secretValue(data, kCaCert);
-  if (auto ca = inspectCertificate(firstPem(ca_bundle), secretValue(data, kCaKey)); ca.ok()) {
+  if (auto ca = inspectCertificate(pems.ca_bundle, pems.ca_key); ca.ok()) {
     state.ca = *ca;
   }
-  if (auto serving =
-          inspectCertificate(secretValue(data, kTlsCert), secretValue(data, kTlsKey), ca_bundle);
+  if (auto serving = inspectCertificate(pems.tls_cert, pems.tls_key, pems.ca_bundle);
       serving.ok()) {
     state.serving = *serving;
   }
@@ -81,12 +102,12 @@ std::string readFile(const fs::path& path) {
 }  // namespace
 
 CertificateKeeper::CertificateKeeper(kube::ClientPtr client, CertificateKeeperOptions options,
-                                     Clock clock)
-    : client_(std::move(client)), options_(std::move(options)), clock_(std::move(clock)) {}
+                                     const Clock& clock)
+    : client_(std::move(client)), options_(std::move(options)), clock_(clock) {}
 
 CertificateKeeper::~CertificateKeeper() { stop(); }
 
-Status CertificateKeeper::ensureSecret(Json& data, std::stop_token stop) {
+Status CertificateKeeper::ensureSecret(Pems& pems, std::stop_token stop) {
   const kube::Api secrets(client_, kube::resources::secrets(), options_.namespace_name);
   const std::vector<std::string> names =
       policy::webhookDnsNames(options_.service_name, options_.namespace_name);
@@ -96,36 +117,37 @@ Status CertificateKeeper::ensureSecret(Json& data, std::stop_token stop) {
     if (!current.ok()) {
       return current.error().status();
     }
-    data = current->has_value() ? (**current).value("data", Json::object()) : Json::object();
-    const policy::CertificateSecretState state = stateOf(data);
-    const policy::CertificatePlan plan =
-        policy::planWebhookCertificate(state, names, clock_());
+    const Json data =
+        current->has_value() ? (**current).value("data", Json::object()) : Json::object();
+    pems = Pems::of(data);
+    const policy::CertificateSecretState state = stateOf(pems);
+    const policy::SystemTime now = clock_.wallNow();
+    const policy::CertificatePlan plan = policy::planWebhookCertificate(state, names, now);
     if (plan.action == policy::CertificateAction::Keep) {
       return okStatus();
     }
-    const policy::SystemTime now = clock_();
-    KeyPair ca{firstPem(secretValue(data, kCaCert)), secretValue(data, kCaKey)};
-    std::string ca_bundle = secretValue(data, kCaCert);
+    Pems next = pems;
+    KeyPair ca{pems.ca_bundle, pems.ca_key};  // issueServing signs with the bundle's first CA
     if (plan.action == policy::CertificateAction::IssueAll) {
       KVC_ASSIGN_OR_RETURN(ca, issueCa("kvcache-operator-webhook-ca", now, policy::kWebhookCaValidity));
       // The old CA stays trusted until it expires: replicas still serving its certificate
       // keep answering while they reload.
-      ca_bundle = ca.cert_pem;
+      next.ca_bundle = ca.cert_pem;
       if (state.ca && state.ca->not_after > now) {
-        ca_bundle += firstPem(secretValue(data, kCaCert));
+        next.ca_bundle += firstPem(pems.ca_bundle);
       }
+      next.ca_key = ca.key_pem;
     }
     KVC_ASSIGN_OR_RETURN(KeyPair serving,
                          issueServing(ca, names, now, policy::kWebhookServingValidity));
-    Json next = data;
-    next[kCaCert] = base64Encode(ca_bundle);
-    next[kCaKey] = base64Encode(ca.key_pem);
-    next[kTlsCert] = base64Encode(serving.cert_pem);
-    next[kTlsKey] = base64Encode(serving.key_pem);
+    next.tls_cert = serving.cert_pem;
+    next.tls_key = serving.key_pem;
+    Json next_data = data;
+    next_data.update(next.data());
     kube::ApiResult<Json> written = [&]() -> kube::ApiResult<Json> {
       if (current->has_value()) {
         Json secret = **current;
-        secret["data"] = next;
+        secret["data"] = next_data;
         return secrets.replace(options_.secret_name, secret, {}, stop);
       }
       return secrets.create(
@@ -137,7 +159,7 @@ Status CertificateKeeper::ensureSecret(Json& data, std::stop_token stop) {
                  {"namespace", options_.namespace_name},
                  {"labels", {{"app.kubernetes.io/name", "kvcache-operator"},
                              {"app.kubernetes.io/component", "webhook-certificate"}}}}},
-               {"data", next}},
+               {"data", next_data}},
           {}, stop);
     }();
     if (written.ok()) {
@@ -148,7 +170,7 @@ Status CertificateKeeper::ensureSecret(Json& data, std::stop_token stop) {
                                                                       : "renewed the serving "
                                                                         "certificate in",
                    options_.namespace_name, options_.secret_name, names.front());
-      data = next;
+      pems = std::move(next);
       return okStatus();
     }
     if (!written.error().isConflict() && !written.error().isAlreadyExists()) {
@@ -159,15 +181,15 @@ Status CertificateKeeper::ensureSecret(Json& data, std::stop_token stop) {
   return unavailable("webhook certificate: the Secret kept changing under three attempts");
 }
 
-Status CertificateKeeper::writeFiles(const Json& data) {
+Status CertificateKeeper::writeFiles(const Pems& pems) {
   std::error_code ec;
   fs::create_directories(options_.cert_dir, ec);
   if (ec) {
     return internalError("cannot create " + options_.cert_dir + ": " + ec.message());
   }
   const fs::path dir(options_.cert_dir);
-  const std::string cert = secretValue(data, kTlsCert);
-  const std::string key = secretValue(data, kTlsKey);
+  const std::string& cert = pems.tls_cert;
+  const std::string& key = pems.tls_key;
   if (cert.empty() || key.empty()) {
     return internalError("the Secret holds no serving certificate");
   }
@@ -176,7 +198,7 @@ Status CertificateKeeper::writeFiles(const Json& data) {
   }
   // Key first, then the certificate: the server reloads when the certificate changes.
   KVC_RETURN_IF_ERROR(writeAtomically(dir / kTlsKey, key, fs::perms::owner_read | fs::perms::owner_write));
-  KVC_RETURN_IF_ERROR(writeAtomically(dir / kCaCert, secretValue(data, kCaCert), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read));
+  KVC_RETURN_IF_ERROR(writeAtomically(dir / kCaCert, pems.ca_bundle, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read));
   KVC_RETURN_IF_ERROR(writeAtomically(dir / kTlsCert, cert, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read));
   spdlog::info("webhook certificate: wrote {}", (dir / kTlsCert).string());
   return okStatus();
@@ -186,9 +208,17 @@ Status CertificateKeeper::syncCaBundles(const std::string& ca_pem, std::stop_tok
   const std::string bundle = base64Encode(ca_pem);
   Status result = okStatus();
   for (const std::string& name : options_.webhook_configurations) {
+    // A name is one kind or the other; once found, only that kind is read again.
+    auto known = kinds_.find(name);
+    std::vector<const kube::ResourceType*> kinds;
+    if (known != kinds_.end()) {
+      kinds = {known->second};
+    } else {
+      kinds = {&kube::resources::mutatingWebhookConfigurations(),
+               &kube::resources::validatingWebhookConfigurations()};
+    }
     bool found = false;
-    for (const kube::ResourceType* kind : {&kube::resources::mutatingWebhookConfigurations(),
-                                           &kube::resources::validatingWebhookConfigurations()}) {
+    for (const kube::ResourceType* kind : kinds) {
       const kube::Api api(client_, *kind);
       auto configuration = api.getOptional(name, stop);
       if (!configuration.ok()) {
@@ -199,19 +229,22 @@ Status CertificateKeeper::syncCaBundles(const std::string& ca_pem, std::stop_tok
         continue;
       }
       found = true;
+      kinds_[name] = kind;
       const std::optional<Json> patch = policy::caBundlePatch(**configuration, bundle);
       if (!patch) {
-        continue;
+        break;
       }
       auto patched = api.patch(name, kube::JsonPatch{*patch}, {}, stop);
       if (!patched.ok()) {
         // A failed test (the webhooks were reordered meanwhile) is retried on the next pass.
         result = patched.error().status();
-        continue;
+        break;
       }
       spdlog::info("webhook certificate: caBundle of {} {} set", kind->kind, name);
+      break;
     }
     if (!found) {
+      kinds_.erase(name);  // deleted, or never applied: look for either kind next time
       spdlog::warn("webhook certificate: no webhook configuration named {} (yet)", name);
     }
   }
@@ -220,14 +253,14 @@ Status CertificateKeeper::syncCaBundles(const std::string& ca_pem, std::stop_tok
 
 Status CertificateKeeper::syncOnce(std::stop_token stop) {
   std::lock_guard lock(mutex_);
-  Json data;
-  KVC_RETURN_IF_ERROR(ensureSecret(data, stop));
-  KVC_RETURN_IF_ERROR(writeFiles(data));
-  return syncCaBundles(secretValue(data, kCaCert), stop);
+  Pems pems;
+  KVC_RETURN_IF_ERROR(ensureSecret(pems, stop));
+  KVC_RETURN_IF_ERROR(writeFiles(pems));
+  return syncCaBundles(pems.ca_bundle, stop);
 }
 
 Status CertificateKeeper::syncUntilReady(std::stop_token stop, std::chrono::seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = clock_.now() + timeout;
   for (;;) {
     const Status synced = syncOnce(stop);
     // The files are what the server needs; a caBundle not yet patched is retried in the
@@ -238,30 +271,24 @@ Status CertificateKeeper::syncUntilReady(std::stop_token stop, std::chrono::seco
       }
       return okStatus();
     }
-    if (stop.stop_requested() || std::chrono::steady_clock::now() >= deadline) {
+    if (stop.stop_requested() || clock_.now() >= deadline) {
       return synced;
     }
     spdlog::warn("webhook certificate: {} (retrying in {}s)", synced.message(),
                  options_.retry.count());
-    std::mutex m;
-    std::unique_lock lock(m);
-    std::condition_variable_any().wait_for(lock, stop, options_.retry, [] { return false; });
+    clock_.sleepFor(stop, options_.retry);
   }
 }
 
 void CertificateKeeper::start() {
   thread_ = std::jthread([this](std::stop_token stop) {
-    std::mutex m;
-    std::condition_variable_any wake;
     while (!stop.stop_requested()) {
       const Status synced = syncOnce(stop);
       if (!synced.ok() && !stop.stop_requested()) {
         spdlog::warn("webhook certificate: {} (retrying in {}s)", synced.message(),
                      options_.retry.count());
       }
-      std::unique_lock lock(m);
-      wake.wait_for(lock, stop, synced.ok() ? options_.period : options_.retry,
-                    [] { return false; });
+      clock_.sleepFor(stop, synced.ok() ? options_.period : options_.retry);
     }
   });
 }

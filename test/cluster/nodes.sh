@@ -23,6 +23,9 @@ CLUSTER_DNS=10.96.0.10
 # Host settings the pieces change: the bridge plugin (ip_forward), the kubelet (panic, overcommit).
 HOST_SYSCTLS=(net.ipv4.ip_forward kernel.panic kernel.panic_on_oops vm.overcommit_memory
               net.bridge.bridge-nf-call-iptables net.ipv4.conf.all.route_localnet)
+# What images/build.sh writes for the two images every node needs.
+IMAGES_ENV_PAUSE=$KVC_CACHE_DIR/images/pause.env
+IMAGES_ENV_COREDNS=$KVC_CACHE_DIR/images/coredns.env
 # Paths outside DIR that containerd and the kubelet use whatever their configuration says.
 HOST_PATHS=(/run/containerd /var/lib/kubelet /var/log/containers /var/lib/cni /var/run/netns)
 
@@ -55,8 +58,6 @@ nodes_preflight() {
     local owner; owner=$(ip -o link show "$NODE_BRIDGE" | sed -n 's/.* alias \(.*\)$/\1/p')
     [ "$owner" = "kvcache-operator:$D" ] || die "another cluster's real nodes run on this machine (bridge $NODE_BRIDGE, ${owner:-no owner}): kube-proxy's iptables and the bridge are per machine. Stop it (cluster.sh down ${owner#kvcache-operator:}) or start this one with KVC_REAL_NODES=0"
   fi
-  IMAGES_ENV_PAUSE=$KVC_CACHE_DIR/images/pause.env
-  IMAGES_ENV_COREDNS=$KVC_CACHE_DIR/images/coredns.env
 }
 
 # --- host state ----------------------------------------------------------------------------

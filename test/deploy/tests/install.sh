@@ -138,15 +138,21 @@ kvc_assert_contains "and injected with the store's client configuration" "$KVC_S
 
 # The kubelet writes the status of an injected Pod that keeps restarting (the store image has no
 # vllm): none of those writes may be refused, and none reaches the freeze webhook.
-metric_sum() {  # the validate-pod answers of every replica
-  local ip n=0 v
+# metric_sum: the validate-pod answers of every replica; "unreadable" unless both replicas'
+# /metrics answered with the admission counters (a silent 0 would make the check below vacuous).
+metric_sum() {
+  local ip n=0 v read=0 page
   for ip in $(kubectl -n "$sys" get pods -l app.kubernetes.io/name=kvcache-operator -o jsonpath='{.items[*].status.podIP}'); do
-    v=$(curl -s --max-time 3 "http://$ip:8080/metrics" | awk '/^kvcache_admission_requests_total\{.*webhook="validate-pod"/ {n += $NF} END {print n + 0}')
-    n=$((n + v))
+    page=$(curl -sf --max-time 3 "http://$ip:8080/metrics") || continue
+    grep -q 'kvcache_admission_requests_total' <<<"$page" || continue
+    v=$(awk '/^kvcache_admission_requests_total\{.*webhook="validate-pod"/ {n += $NF} END {print n + 0}' <<<"$page")
+    n=$((n + v)) read=$((read + 1))
   done
-  echo "$n"
+  [ "$read" = 2 ] && echo "$n" || echo "unreadable ($read of 2 replicas)"
 }
 validate_before=$(metric_sum)
+kvc_assert_eq "both replicas' admission counters are read" "yes" \
+  "$([[ $validate_before =~ ^[0-9]+$ ]] && echo yes || echo "$validate_before")"
 kvc_assert_ok "an injected Pod is created on a real node" \
   bash -c "$(declare -f pod_yaml); pod_yaml restarting real '$KVC_IMAGE_STORE' | kubectl -n '$ns' create -f -"
 kvc_wait_for 90 "the kubelet reports it restarting (restartCount >= 2)" \

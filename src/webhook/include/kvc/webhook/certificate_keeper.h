@@ -8,13 +8,14 @@
 // Replicas need no Lease for this: they all converge on the one Secret.
 
 #include <chrono>
-#include <functional>
+#include <map>
 #include <mutex>
 #include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "kvc/common/clock.h"
 #include "kvc/common/status.h"
 #include "kvc/kube/client.h"
 #include "kvc/policy/webhook_certificate.h"
@@ -32,12 +33,13 @@ struct CertificateKeeperOptions {
   std::chrono::seconds retry{5};
 };
 
+struct Pems;  // the Secret's values, decoded (certificate_keeper.cc)
+
 class CertificateKeeper {
 public:
-  using Clock = std::function<policy::SystemTime()>;
-
+  // `clock` decides when certificates are due (wallNow) and paces the passes.
   CertificateKeeper(kube::ClientPtr client, CertificateKeeperOptions options,
-                    Clock clock = [] { return std::chrono::system_clock::now(); });
+                    const Clock& clock = realClock());
   ~CertificateKeeper();
 
   // One pass: Secret, files, caBundles. Safe to call again at any time.
@@ -53,14 +55,16 @@ public:
   std::string keyFile() const { return options_.cert_dir + "/tls.key"; }
 
 private:
-  Status ensureSecret(Json& data, std::stop_token stop);
-  Status writeFiles(const Json& data);
+  Status ensureSecret(Pems& pems, std::stop_token stop);
+  Status writeFiles(const Pems& pems);
   Status syncCaBundles(const std::string& ca_pem, std::stop_token stop);
 
   kube::ClientPtr client_;
   CertificateKeeperOptions options_;
-  Clock clock_;
+  const Clock& clock_;
   std::mutex mutex_;  // one pass at a time
+  // The kind each configuration name was found as (passes run under mutex_).
+  std::map<std::string, const kube::ResourceType*> kinds_;
   std::jthread thread_;
 };
 
