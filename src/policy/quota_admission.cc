@@ -10,22 +10,6 @@
 #include "kvc/policy/tenant_quota_policy.h"
 
 namespace kvc::policy {
-namespace {
-
-// A quantity in bytes within 1..2^63-1, or the error for `field`.
-std::optional<FieldError> byteQuantityError(std::string_view field, const std::string& text) {
-  auto bytes = parseQuantityBytes(text);
-  if (!bytes.ok()) {
-    return FieldError{FieldErrorType::Invalid, std::string(field), text, bytes.status().message()};
-  }
-  if (Status valid = validateQuotaBytes(*bytes); !valid.ok()) {
-    return FieldError{FieldErrorType::Invalid, std::string(field), text,
-                      "must be greater than zero and at most 2^63-1 bytes"};
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 AdmissionVerdict admitPool(const PoolAdmission& request) {
   AdmissionVerdict verdict;

@@ -9,7 +9,7 @@ runtime::HttpServerResponse plain(int status, std::string body) {
   return {status, "text/plain; charset=utf-8", std::move(body) + "\n"};
 }
 
-// The admission metric families (created on first use, shared by both routes).
+// The admission metric families (created on first use, shared by every route).
 struct AdmissionMetrics {
   explicit AdmissionMetrics(runtime::Registry& registry)
       : requests(registry.counter("kvcache_admission_requests_total",
@@ -82,6 +82,11 @@ std::map<std::string, runtime::HttpHandler> makeRoutes(const WebhookRoutes& conf
     routes[std::string(kValidateBindingPath)] = admissionRoute(
         "validate-binding", [quota](const AdmissionRequest& r) { return quota->admitBinding(r); },
         metrics);
+  }
+  if (auto backend = config.backend) {
+    routes[std::string(kValidateBackendPath)] = admissionRoute(
+        "validate-backend",
+        [backend](const AdmissionRequest& r) { return backend->admitBackend(r); }, metrics);
   }
   routes["/healthz"] = [](const runtime::HttpServerRequest&) { return plain(200, "ok"); };
   auto ready = config.ready;

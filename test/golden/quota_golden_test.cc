@@ -1,7 +1,8 @@
-// The quota corpus: the pure status and decision functions of the quota half (policy layer),
-// one YAML input per case under test/golden/quota/<area>/NNN-behaviour.yaml, each compared with
-// its .golden next to it. KVC_UPDATE_GOLDEN=1 rewrites the goldens; a golden without an input
-// fails the run, and so does an input key the area's schema does not know.
+// The quota corpus: the pure status and decision functions of the quota half (policy layer) and
+// the validating admission of our kinds, one YAML input per case under
+// test/golden/quota/<area>/NNN-behaviour.yaml, each compared with its .golden next to it.
+// KVC_UPDATE_GOLDEN=1 rewrites the goldens; a golden without an input fails the run, and so does
+// an input key the area's schema does not know.
 //
 // Byte figures in inputs are an integer or a quantity ("8Gi"). `now` defaults to
 // 2025-06-01T12:00:00Z and `generation` to the object's metadata.generation (what the
@@ -76,6 +77,15 @@
 //   backendObject: a whole KVCacheBackend, for ledger: FromPool (absent: none)
 //   golden:    the verdict (below)
 //
+// admission-backend  (policy::admitBackend)
+//   operation: CREATE|UPDATE,
+//   backend:   a whole KVCacheBackend as the API server sends it, kept raw: the policy decodes it
+//              itself, so a wrong type or a quantity that does not parse is part of a case,
+//   old:       the stored one (UPDATE), its status included (status.usedBy),
+//   settingsImage (default: api::kDefaultBackendImage): the Setting kv-cache-backend-image,
+//              "" for a cleared one
+//   golden:    the verdict (below)
+//
 // The verdict: {"allowed", "errors": [{type, field, value?, detail}], "invalidMessage" (when
 // refused: policy::invalidMessage), "warnings"}.
 //
@@ -102,8 +112,10 @@
 #include "kvc/api/backend.h"
 #include "kvc/api/binding.h"
 #include "kvc/api/pool.h"
+#include "kvc/api/settings.h"
 #include "kvc/common/quantity.h"
 #include "kvc/common/yaml.h"
+#include "kvc/policy/backend_admission.h"
 #include "kvc/policy/backend_status.h"
 #include "kvc/policy/binding_status.h"
 #include "kvc/policy/field_error.h"
@@ -585,7 +597,7 @@ std::string ledgerRippleCase(const Json& in) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// admission-pool and admission-binding
+// admission-pool, admission-binding and admission-backend
 
 AdmissionOperation operationOf(const Json& in) {
   return choice<AdmissionOperation>(
@@ -698,6 +710,27 @@ std::string admissionBindingCase(const Json& in) {
   return pretty(out);
 }
 
+std::string admissionBackendCase(const Json& in) {
+  onlyKeys(in, "", {"operation", "backend", "old", "settingsImage"});
+  BackendAdmission request;
+  request.operation = operationOf(in);
+  const Json* backend = field(in, "backend");
+  if (backend == nullptr || !backend->is_object()) {
+    bad("backend", "a whole object is required");
+  }
+  request.object = *backend;
+  if (const Json* old = field(in, "old"); old != nullptr && !old->is_null()) {
+    if (!old->is_object()) {
+      bad("old", "must be a whole object");
+    }
+    request.old = *old;
+  }
+  request.settings_image =
+      text(in, "", "settingsImage", std::string(api::kDefaultBackendImage));
+  return pretty(verdictJson(admitBackend(request), api::kKindBackend,
+                            stringAt(*backend, {"metadata", "name"})));
+}
+
 // ---------------------------------------------------------------------------------------------
 // tenant-policy
 
@@ -768,6 +801,7 @@ const std::map<std::string, std::function<std::string(const Json&)>>& areas() {
       {"binding-status", bindingStatusCase},   {"pool-status", poolStatusCase},
       {"backend-status", backendStatusCase},   {"ledger-plan", ledgerPlanCase},
       {"admission-pool", admissionPoolCase},   {"admission-binding", admissionBindingCase},
+      {"admission-backend", admissionBackendCase},
       {"ledger-ripple", ledgerRippleCase},     {"tenant-policy", tenantPolicyCase},
   };
   return kAreas;

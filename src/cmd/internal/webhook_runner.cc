@@ -125,6 +125,8 @@ Status WebhookRunner::start() {
       manager_->client(),
       webhook::QuotaCaches{&pools_->cache(), &backends_->cache(), &bindings_->cache()},
       [settings_cache] { return settings_cache->current(); }, kLiveReadTimeout);
+  routes.backend = std::make_shared<webhook::BackendValidation>(
+      [settings_cache] { return settings_cache->current(); });
   routes.metrics = &manager_->metrics();
   routes.ready = [this] {
     // A server exists only with its certificate loaded (it refuses to start without one).

@@ -16,18 +16,9 @@
 #include "kvc/api/backend.h"
 #include "kvc/api/binding.h"
 #include "kvc/api/pool.h"
-#include "kvc/policy/field_error.h"
+#include "kvc/policy/admission_verdict.h"
 
 namespace kvc::policy {
-
-enum class AdmissionOperation { Create, Update };
-
-struct AdmissionVerdict {
-  std::vector<FieldError> errors;
-  std::vector<std::string> warnings;
-
-  bool allowed() const { return errors.empty(); }
-};
 
 struct PoolAdmission {
   AdmissionOperation operation = AdmissionOperation::Create;

@@ -1,6 +1,6 @@
 #pragma once
 // The webhook server's routes: the Pod admission endpoints (mutate, freeze), the validation of
-// KVCachePool and KVCachePoolBinding, /healthz, /readyz and /metrics.
+// KVCachePool, KVCachePoolBinding and KVCacheBackend, /healthz, /readyz and /metrics.
 //
 // Each admission route does transport only — POST, application/json, a decodable
 // AdmissionReview (400/405/415 otherwise) — then hands the request to its handler, echoes the
@@ -14,6 +14,7 @@
 
 #include "kvc/runtime/http_server.h"
 #include "kvc/runtime/metrics.h"
+#include "kvc/webhook/backend_handlers.h"
 #include "kvc/webhook/pod_handlers.h"
 #include "kvc/webhook/quota_handlers.h"
 
@@ -26,6 +27,7 @@ inline constexpr std::string_view kValidatePodPath =
 struct WebhookRoutes {
   std::shared_ptr<PodMutator> mutator;
   std::shared_ptr<QuotaAdmission> quota;  // the KVCachePool / KVCachePoolBinding validation
+  std::shared_ptr<BackendValidation> backend;  // the KVCacheBackend validation
   std::function<bool()> ready;  // caches synced and a certificate loaded
   runtime::Registry* metrics = nullptr;  // rendered on /metrics; must outlive the routes
 };

@@ -1,0 +1,22 @@
+#pragma once
+// What every validating admission of our kinds shares between the AdmissionReview and the
+// policy's verdict (quota_handlers.h for pools and Bindings, backend_handlers.h for backends):
+// the operation judged, and the answer — allowed with the verdict's warnings, or one 422 Invalid
+// refusal in the API's form (`<Kind> "<name>" is invalid: [...]`) with one cause per field error,
+// each carrying its field path.
+
+#include <string>
+#include <string_view>
+
+#include "kvc/policy/admission_verdict.h"
+#include "kvc/webhook/admission.h"
+
+namespace kvc::webhook {
+
+// UPDATE, else CREATE (the handlers admit every other operation before asking).
+policy::AdmissionOperation operationOf(const AdmissionRequest& request);
+
+AdmissionResponse verdictResponse(const std::string& uid, std::string_view kind,
+                                  const std::string& name, const policy::AdmissionVerdict& verdict);
+
+}  // namespace kvc::webhook

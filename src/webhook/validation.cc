@@ -1,0 +1,26 @@
+#include "kvc/webhook/validation.h"
+
+namespace kvc::webhook {
+
+policy::AdmissionOperation operationOf(const AdmissionRequest& request) {
+  return request.operation == "UPDATE" ? policy::AdmissionOperation::Update
+                                       : policy::AdmissionOperation::Create;
+}
+
+AdmissionResponse verdictResponse(const std::string& uid, std::string_view kind,
+                                  const std::string& name, const policy::AdmissionVerdict& verdict) {
+  AdmissionResponse response;
+  if (verdict.allowed()) {
+    response = allow(uid);
+  } else {
+    response = deny(uid, 422, "Invalid", policy::invalidMessage(kind, name, verdict.errors));
+    for (const policy::FieldError& error : verdict.errors) {
+      response.causes.push_back({std::string(policy::fieldErrorReason(error.type)),
+                                 policy::describeFieldError(error), error.field});
+    }
+  }
+  response.warnings = verdict.warnings;
+  return response;
+}
+
+}  // namespace kvc::webhook
