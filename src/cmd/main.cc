@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   kvc::cmd::addOperatorCommand(app);
   kvc::cmd::addStoreCommand(app);
   kvc::cmd::addStoreSurveyCommand(app);
+  kvc::cmd::addStoreCleanCommand(app);
   kvc::cmd::addStoreLeaderCommand(app);
   kvc::cmd::addStoreMemberCommand(app);
   try {

@@ -32,6 +32,8 @@ namespace kvc::cmd {
 namespace {
 
 constexpr std::string_view kLeaseScheme = "k8s://";
+// How long a member whose master moved is given to exit before it is killed.
+constexpr std::chrono::milliseconds kMasterMovedGrace{200};
 constexpr int kFirstReadTries = 20;  // then give up: the kubelet's back-off takes over
 
 struct MemberOptions {
@@ -156,11 +158,13 @@ int runMember(const MemberOptions& options) {
       ever_read = true;
       failed_reads = 0;
       if (*read && *read != current) {
-        // A new master: the member re-mounts its segment there.
+        // A new master: the member re-mounts its segment there. The old process is not given
+        // its grace: the master it mounted on no longer leads, so there is nothing to unmount
+        // from, and a graceful stop would only wait for RPCs to a dead master to time out.
         if (child) {
           spdlog::info("store member: the master moved to {} ({}); restarting the member",
                        (*read)->address, (*read)->holder);
-          child->stop(grace_ms);
+          child->stop(kMasterMovedGrace);
           child.reset();
         }
         auto started = store::ChildProcess::start(

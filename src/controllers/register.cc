@@ -4,6 +4,7 @@
 #include "kvc/controllers/indexes.h"
 #include "kvc/controllers/pool_controller.h"
 #include "kvc/kube/resource.h"
+#include "kvc/runtime/settings_cache.h"
 
 namespace kvc::controllers {
 namespace {
@@ -36,6 +37,36 @@ bool backendClaimsChanged(const Json& old_object, const Json& new_object) {
 bool backendChanged(const Json& old_object, const Json& new_object) {
   return runtime::specOrLifecycleChanged(old_object, new_object) ||
          statusField(old_object, "endpoints") != statusField(new_object, "endpoints");
+}
+
+// The managed store's objects and Pods, in the operator namespace.
+constexpr const char* kStoreObjects = "app.kubernetes.io/name=kv-cache-backend";
+
+// A store object's backend: its instance label (the backend is cluster-scoped: keyed by name).
+std::vector<runtime::Request> requestForStoreObject(const Json& object) {
+  const Json labels = object.value(Json::json_pointer("/metadata/labels"), Json::object());
+  auto it = labels.find("app.kubernetes.io/instance");
+  if (it == labels.end() || !it->is_string() || it->get<std::string>().empty()) {
+    return {};
+  }
+  return {runtime::Request{"", it->get<std::string>()}};
+}
+
+// A Lease `<b>-leader`'s backend.
+std::vector<runtime::Request> requestForLeaderLease(const Json& lease) {
+  static constexpr std::string_view kSuffix = "-leader";
+  const std::string name = kube::object::name(lease);
+  if (name.size() <= kSuffix.size() ||
+      name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
+    return {};
+  }
+  return {runtime::Request{"", name.substr(0, name.size() - kSuffix.size())}};
+}
+
+// A Lease update that moved its holder (renewals every couple of seconds do not matter).
+bool leaseHolderChanged(const Json& old_object, const Json& new_object) {
+  const Json::json_pointer holder("/spec/holderIdentity");
+  return old_object.value(holder, Json()) != new_object.value(holder, Json());
 }
 
 }  // namespace
@@ -75,6 +106,32 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
   bindings->addIndex(kBindingsByDomain, &bindingDomain);
   pods->addIndex(kPodsByBinding, &podBinding);
 
+  // The managed store: its workloads, Pods, accounts and Service, and the Leases its leaders
+  // hold, in the operator namespace; the Settings (kv-cache-backend-image).
+  auto store_informer = [&](const kube::ResourceType& resource,
+                            std::string selector) -> Result<runtime::InformerPtr> {
+    return informer(resource, setup.operator_namespace, std::move(selector));
+  };
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr deployments,
+                       store_informer(kube::resources::deployments(), kStoreObjects));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr daemon_sets,
+                       store_informer(kube::resources::daemonSets(), kStoreObjects));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr store_pods,
+                       store_informer(kube::resources::pods(), kStoreObjects));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr services,
+                       store_informer(kube::resources::services(), kStoreObjects));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr service_accounts,
+                       store_informer(kube::resources::serviceAccounts(), kStoreObjects));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr roles,
+                       store_informer(kube::resources::roles(), kStoreObjects));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr role_bindings,
+                       store_informer(kube::resources::roleBindings(), kStoreObjects));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr leases,
+                       store_informer(kube::resources::leases(), ""));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr settings,
+                       manager.informerFor(runtime::settingsInformerOptions()));
+  auto settings_cache = std::make_shared<runtime::SettingsCache>(settings->cache());
+
   // The backend controller.
   BackendControllerConfig backend_config;
   backend_config.client = manager.client();
@@ -82,6 +139,23 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
   backend_config.pools = &pools->cache();
   backend_config.stores = setup.stores;
   backend_config.metrics = &manager.metrics();
+  backend_config.operator_namespace = setup.operator_namespace;
+  backend_config.deployments = &deployments->cache();
+  backend_config.daemon_sets = &daemon_sets->cache();
+  backend_config.store_pods = &store_pods->cache();
+  backend_config.leases = &leases->cache();
+  for (const auto& [resource, cache] :
+       {std::pair{kube::resources::deployments(), &deployments->cache()},
+        std::pair{kube::resources::daemonSets(), &daemon_sets->cache()},
+        std::pair{kube::resources::services(), &services->cache()},
+        std::pair{kube::resources::serviceAccounts(), &service_accounts->cache()},
+        std::pair{kube::resources::roles(), &roles->cache()},
+        std::pair{kube::resources::roleBindings(), &role_bindings->cache()},
+        std::pair{kube::resources::configMaps(), &config_maps->cache()}}) {
+    backend_config.children.push_back({resource, setup.operator_namespace, cache});
+  }
+  backend_config.settings = [settings_cache] { return settings_cache->current(); };
+  backend_config.events = &manager.events();
   runtime::ControllerOptions backend_options;
   backend_options.name = std::string(kBackendControllerName);
   backend_options.workers = setup.workers;
@@ -89,6 +163,20 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
   auto backend_controller = std::make_shared<runtime::Controller>(
       std::move(backend_options), std::make_shared<BackendReconciler>(backend_config));
   backend_controller->watch(*backends, &runtime::requestForObject, &backendClaimsChanged);
+  for (const runtime::InformerPtr& child :
+       {deployments, daemon_sets, store_pods, services, service_accounts, roles, role_bindings}) {
+    backend_controller->watch(*child, &requestForStoreObject, &runtime::anyChange);
+  }
+  backend_controller->watch(*leases, &requestForLeaderLease, &leaseHolderChanged);
+  const runtime::Cache* backend_cache = &backends->cache();
+  backend_controller->watch(*settings, [backend_cache](const Json&) {
+    // Every backend: one with no image of its own renders from the Setting.
+    std::vector<runtime::Request> out;
+    for (const std::string& name : backend_cache->listKeys()) {
+      out.push_back({"", name});
+    }
+    return out;
+  });
   manager.addController(backend_controller);
 
   // The pool controller (pools and their Bindings).

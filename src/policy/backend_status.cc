@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "backend_observation.h"
+
 #include "kvc/api/backend_conditions.h"
 #include "kvc/api/message.h"
 #include "kvc/api/phase.h"
@@ -20,6 +22,7 @@ std::string countOf(std::int64_t n, std::string_view noun) {
   return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
 }
 
+// The external backend's LeaderAvailable: its master, read through the spec's Admin endpoint.
 Condition leaderAvailable(const BackendReading& reading) {
   if (reading.admin_address.empty()) {
     return makeCondition(bc::kLeaderAvailable, api::kConditionFalse, bc::kReasonNoAdminEndpoint,
@@ -27,29 +30,47 @@ Condition leaderAvailable(const BackendReading& reading) {
                          "Fix: list {name: Admin, address: host:port} in "
                          "spec.connection.external.endpoints");
   }
-  switch (reading.health) {
-  case BackendReading::Health::Unreadable:
+  if (reading.health == BackendReading::Health::Unreadable) {
     return makeCondition(bc::kLeaderAvailable, api::kConditionFalse, bc::kReasonLeaderUnreachable,
                          "GET http://" + reading.admin_address + "/health failed: " +
                              api::boundDetail(reading.health_error) +
                              ". Check that the external endpoint address is reachable from the "
                              "operator");
-  case BackendReading::Health::NotServing:
+  }
+  return observation::leaderFromHealth(reading);
+}
+
+Condition membersMounted(const BackendReading& reading, std::size_t listed) {
+  if (auto problem = observation::listingProblem(reading)) {
+    return *problem;
+  }
+  if (listed == 0) {
+    return makeCondition(bc::kMembersMounted, api::kConditionFalse, bc::kReasonNoSegments,
+                         "the master lists no mounted segment: no member has registered. Check "
+                         "the members' node capacity and logs");
+  }
+  return observation::mounted(listed);
+}
+
+}  // namespace
+
+namespace observation {
+
+bool serving(const BackendReading& reading) {
+  return !reading.admin_address.empty() && reading.health == BackendReading::Health::Serving;
+}
+
+Condition leaderFromHealth(const BackendReading& reading) {
+  if (reading.health == BackendReading::Health::NotServing) {
     return makeCondition(bc::kLeaderAvailable, api::kConditionFalse,
                          bc::kReasonServicePlaneNotActive,
                          "the master at " + reading.admin_address +
                              " answers but does not serve (service_ready: false; role " +
                              (reading.role.empty() ? "unreported" : reading.role) + ", ha_state " +
                              (reading.ha_state.empty() ? "unreported" : reading.ha_state) + ")");
-  case BackendReading::Health::Serving:
-    break;
   }
   return makeCondition(bc::kLeaderAvailable, api::kConditionTrue, bc::kReasonServing,
                        "the master at " + reading.admin_address + " serves (service_ready)");
-}
-
-bool serving(const BackendReading& reading) {
-  return !reading.admin_address.empty() && reading.health == BackendReading::Health::Serving;
 }
 
 Condition capacityObserved(const BackendReading& reading) {
@@ -76,7 +97,7 @@ Condition capacityObserved(const BackendReading& reading) {
                                 : std::string()));
 }
 
-Condition membersMounted(const BackendReading& reading, std::size_t listed) {
+std::optional<Condition> listingProblem(const BackendReading& reading) {
   switch (reading.listing) {
   case BackendReading::Listing::NotRead:
   case BackendReading::Listing::Failed:
@@ -102,11 +123,10 @@ Condition membersMounted(const BackendReading& reading, std::size_t listed) {
   case BackendReading::Listing::Read:
     break;
   }
-  if (listed == 0) {
-    return makeCondition(bc::kMembersMounted, api::kConditionFalse, bc::kReasonNoSegments,
-                         "the master lists no mounted segment: no member has registered. Check "
-                         "the members' node capacity and logs");
-  }
+  return std::nullopt;
+}
+
+Condition mounted(std::size_t listed) {
   return makeCondition(bc::kMembersMounted, api::kConditionTrue, bc::kReasonMounted,
                        "the master lists " + std::to_string(listed) + " segment" +
                            (listed == 1 ? "" : "s"));
@@ -177,7 +197,63 @@ Condition deletable(const BackendFacts& facts) {
                            : "no pool uses it");
 }
 
-}  // namespace
+void observeCapacity(api::KVCacheBackend::Status& status, const BackendReading& reading) {
+  // Absent until a serving master was scraped; cleared by a failed read.
+  if (serving(reading) && reading.metrics_read && reading.total_capacity_bytes) {
+    status.capacity_total =
+        *reading.total_capacity_bytes + reading.total_file_capacity_bytes.value_or(0);
+    status.capacity_used = reading.allocated_bytes
+                               ? std::optional<std::int64_t>(
+                                     *reading.allocated_bytes +
+                                     reading.allocated_file_bytes.value_or(0))
+                               : std::nullopt;
+  } else {
+    status.capacity_total.reset();
+    status.capacity_used.reset();
+  }
+}
+
+void observeMembers(api::KVCacheBackend::Status& status, const BackendReading& reading,
+                    const MemberJoin& join) {
+  // Replaced by a listing that was read; kept otherwise.
+  if (serving(reading) && reading.listing == BackendReading::Listing::Read) {
+    std::vector<api::BackendMember> members;
+    for (const SegmentRow& segment : reading.segments) {
+      api::BackendMember member;
+      member.segment_id = segment.segment_id;
+      member.client_id = segment.client_id;
+      member.segment_name = segment.segment_name;
+      member.protocol = segment.protocol;
+      member.state = memberState(segment.status);
+      if (join) {
+        join(segment, member);
+      }
+      members.push_back(std::move(member));
+    }
+    std::sort(members.begin(), members.end(),
+              [](const api::BackendMember& a, const api::BackendMember& b) {
+                return a.segment_id < b.segment_id;
+              });
+    status.members = std::move(members);
+  } else if (serving(reading) && reading.listing == BackendReading::Listing::NotServed) {
+    status.members.clear();
+  }
+}
+
+void writeUsedBy(api::KVCacheBackend::Status& status, const BackendFacts& facts) {
+  status.used_by.clear();
+  for (const std::string& pool : facts.consumers) {
+    status.used_by.push_back({"KVCachePool", "", pool});
+  }
+}
+
+std::string deletingMessage(const BackendFacts& facts) {
+  return facts.consumers.empty()
+             ? "releasing the backend"
+             : "waiting for KVCachePool " + api::nameList(facts.consumers) + " to stop using it";
+}
+
+}  // namespace observation
 
 std::string memberState(std::string_view segment_status) {
   static constexpr std::pair<std::string_view, std::string_view> kStates[] = {
@@ -201,49 +277,16 @@ api::KVCacheBackend::Status externalBackendStatus(const BackendFacts& facts,
                                                   std::int64_t generation, std::string_view now) {
   api::KVCacheBackend::Status status = facts.backend.status;
   status.endpoints = facts.backend.spec.external_endpoints;
-  status.used_by.clear();
-  for (const std::string& pool : facts.consumers) {
-    status.used_by.push_back({"KVCachePool", "", pool});
-  }
-  // Capacity: absent until a serving master was scraped; cleared by a failed read.
-  if (serving(reading) && reading.metrics_read && reading.total_capacity_bytes) {
-    status.capacity_total =
-        *reading.total_capacity_bytes + reading.total_file_capacity_bytes.value_or(0);
-    status.capacity_used = reading.allocated_bytes
-                               ? std::optional<std::int64_t>(
-                                     *reading.allocated_bytes +
-                                     reading.allocated_file_bytes.value_or(0))
-                               : std::nullopt;
-  } else {
-    status.capacity_total.reset();
-    status.capacity_used.reset();
-  }
-  // Members: replaced by a listing that was read; kept otherwise.
-  if (serving(reading) && reading.listing == BackendReading::Listing::Read) {
-    std::vector<api::BackendMember> members;
-    for (const SegmentRow& segment : reading.segments) {
-      api::BackendMember member;
-      member.segment_id = segment.segment_id;
-      member.client_id = segment.client_id;
-      member.segment_name = segment.segment_name;
-      member.protocol = segment.protocol;
-      member.state = memberState(segment.status);
-      members.push_back(std::move(member));
-    }
-    std::sort(members.begin(), members.end(),
-              [](const api::BackendMember& a, const api::BackendMember& b) {
-                return a.segment_id < b.segment_id;
-              });
-    status.members = std::move(members);
-  } else if (serving(reading) && reading.listing == BackendReading::Listing::NotServed) {
-    status.members.clear();
-  }
+  observation::writeUsedBy(status, facts);
+  observation::observeCapacity(status, reading);
+  observation::observeMembers(status, reading, nullptr);
   const Condition leader = leaderAvailable(reading);
-  std::vector<Condition> desired = {leader, capacityObserved(reading), poolWrites(reading),
-                                    deletable(facts)};
+  std::vector<Condition> desired = {leader, observation::capacityObserved(reading),
+                                    observation::poolWrites(reading),
+                                    observation::deletable(facts)};
   std::vector<std::string_view> owned = {bc::kLeaderAvailable, bc::kCapacityObserved,
                                          bc::kPoolWrites, bc::kDeletable};
-  if (serving(reading)) {
+  if (observation::serving(reading)) {
     // Judged only from a listing of a serving master; otherwise the last verdict stands, with
     // the list it was made on.
     desired.push_back(membersMounted(reading, status.members.size()));
@@ -257,10 +300,7 @@ api::KVCacheBackend::Status externalBackendStatus(const BackendFacts& facts,
   status.phase_message.clear();
   if (facts.backend.metadata.deleting) {
     status.phase = std::string(api::kPhaseDeleting);
-    status.phase_message = facts.consumers.empty()
-                               ? "releasing the backend"
-                               : "waiting for KVCachePool " + api::nameList(facts.consumers) +
-                                     " to stop using it";
+    status.phase_message = observation::deletingMessage(facts);
   } else if (leader.status == api::kConditionFalse) {
     const bool starting = leader.reason == bc::kReasonLeaderStarting ||
                           leader.reason == bc::kReasonServicePlaneNotActive;

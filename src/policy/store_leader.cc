@@ -144,10 +144,13 @@ Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInp
        {{{"name", "rpc"}, {"containerPort", kMasterRpcPort}, {"protocol", "TCP"}},
         {{"name", "admin"}, {"containerPort", kMasterAdminPort}, {"protocol", "TCP"}},
         {{"name", "launcher"}, {"containerPort", kLeaderLauncherPort}, {"protocol", "TCP"}}}},
+      // Probed every second: a standby that has just won must enter the Service at once (members
+      // and clients reach the master only through it), and the failover budget is the Lease
+      // duration + 5 s. Five misses in a row take a serving leader out.
       {"readinessProbe",
        {{"httpGet", {{"path", "/get_all_segments"}, {"port", "admin"}}},
-        {"periodSeconds", 5},
-        {"failureThreshold", 3}}},
+        {"periodSeconds", kLeaderReadinessPeriodSeconds},
+        {"failureThreshold", 5}}},
       {"livenessProbe",
        {{"httpGet", {{"path", "/healthz"}, {"port", "launcher"}}},
         {"periodSeconds", 10},
@@ -229,16 +232,24 @@ std::vector<RenderedObject> electionRbac(const api::KVCacheBackend& backend,
     std::string role;
     Json rules;
   } k_accounts[] = {
+      // The launcher creates its Lease (a create cannot be limited to a name), then reads,
+      // renews and watches that one Lease only: never another backend's, nor the operator's
+      // own `kvcache-operator` beside it.
       {leaderName(b), "leader",
        {{{"apiGroups", {"coordination.k8s.io"}},
          {"resources", {"leases"}},
-         {"verbs", {"create", "get", "update"}}},
+         {"verbs", {"create"}}},
+        {{"apiGroups", {"coordination.k8s.io"}},
+         {"resources", {"leases"}},
+         {"resourceNames", {leaderName(b)}},
+         {"verbs", {"get", "update", "watch"}}},
         // The launcher labels its own Pod mooncake.io/store-role=leader.
         {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"patch"}}}}},
       // A Lease-addressed member reads the holder; the holder's address is on the Lease.
       {memberName(b), "member",
        {{{"apiGroups", {"coordination.k8s.io"}},
          {"resources", {"leases"}},
+         {"resourceNames", {leaderName(b)}},
          {"verbs", {"get"}}}}},
   };
   for (const auto& account : k_accounts) {

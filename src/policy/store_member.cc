@@ -1,11 +1,10 @@
 #include "kvc/policy/store_member.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <set>
 
+#include "digest.h"
 #include "kvc/common/quantity.h"
 
 namespace kvc::policy {
@@ -97,18 +96,6 @@ std::string shellQuote(const std::string& text) {
   return out + "'";
 }
 
-std::string sha256Hex(const std::string& text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-  static constexpr char k_hex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < length; ++i) {
-    out += k_hex[digest[i] >> 4];
-    out += k_hex[digest[i] & 0xf];
-  }
-  return out;
-}
 
 // The preStop hook of a tier member: ask the member to unmount the tier gracefully.
 Json unmountHook(int port, std::int64_t grace) {

@@ -111,6 +111,17 @@ Json controllerReferenceTo(const Json& owner) {
               {"blockOwnerDeletion", true}};
 }
 
+namespace {
+
+// The zero value of its type: what the API server leaves out of an `omitempty` field.
+bool zeroValue(const Json& value) {
+  return (value.is_boolean() && !value.get<bool>()) || (value.is_number() && value == 0) ||
+         (value.is_string() && value.get_ref<const std::string&>().empty()) ||
+         ((value.is_array() || value.is_object()) && value.empty());
+}
+
+}  // namespace
+
 bool intentSatisfied(const Json& intent, const Json& live) {
   if (intent.is_object()) {
     if (!live.is_object()) {
@@ -118,7 +129,7 @@ bool intentSatisfied(const Json& intent, const Json& live) {
     }
     for (const auto& [key, value] : intent.items()) {
       auto it = live.find(key);
-      if (it == live.end() || !intentSatisfied(value, *it)) {
+      if (it == live.end() ? !zeroValue(value) : !intentSatisfied(value, *it)) {
         return false;
       }
     }

@@ -443,8 +443,9 @@ clean_node_leftovers() {
 
 # PodNodeSelector: a Pod whose namespace carries no scheduler.alpha.kubernetes.io/node-selector
 # annotation gets nodeSelector type=kwok, so engine Pods (which cannot run here) and test Pods land
-# on fake nodes; a namespace annotated with "" (kube-system, gpustack-system, or any a test opts
-# in) places its Pods by their own selectors, real nodes included.
+# on fake nodes; a namespace annotated with "" (kube-system, or any a test opts in) places its Pods
+# by their own selectors, real nodes included; gpustack-system is annotated type=real: the
+# operator and a managed backend's store run there, and a leader has no selector of its own.
 node_admission_config() {
   cat >"$D/podnodeselector.yaml" <<EOF2
 podNodeSelectorPluginConfig:
@@ -458,10 +459,11 @@ plugins:
 EOF2
 }
 
-# opt_in_namespace NS: Pods of NS are placed by their own selectors (real nodes included).
+# opt_in_namespace NS [SELECTOR]: Pods of NS are placed by their own selectors (real nodes
+# included), merged with SELECTOR when one is given.
 opt_in_namespace() {
   "${K[@]}" get namespace "$1" >/dev/null 2>&1 || "${K[@]}" create namespace "$1" >/dev/null
-  "${K[@]}" annotate namespace "$1" --overwrite scheduler.alpha.kubernetes.io/node-selector= >/dev/null
+  "${K[@]}" annotate namespace "$1" --overwrite scheduler.alpha.kubernetes.io/node-selector="${2:-}" >/dev/null
 }
 
 real_nodes_up() {
@@ -479,7 +481,7 @@ real_nodes_up() {
     || { tail -30 "$D/kubelet-0.log" >&2; die "real nodes did not become Ready (logs: $D/kubelet-*.log)"; }
   [ "$("${K[@]}" get nodes -l type=real -o name | wc -l)" = "$n" ] || die "expected $n real nodes"
   opt_in_namespace kube-system
-  opt_in_namespace gpustack-system
+  opt_in_namespace gpustack-system type=real
   coredns_manifest | "${K[@]}" apply -f - >/dev/null
   wait_for 120 "CoreDNS available" "${K[@]}" -n kube-system wait --for=condition=Available deploy/coredns --timeout=5s \
     || { "${K[@]}" -n kube-system describe pods -l k8s-app=kube-dns >&2 || true; die "CoreDNS did not become available"; }

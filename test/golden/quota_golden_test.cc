@@ -48,6 +48,18 @@
 //                          allocatorUsed}]}
 //   golden:   backendStatusToJson(...)
 //
+// managed-backend-status  (policy::managedBackendStatus, policy::tierNotEmptyEvent, and with
+//                          facts.teardown policy::teardownStatus)
+//   backend:  a whole managed KVCacheBackend, previous status included
+//   facts:    {consumers, droppedStale, namespace (default gpustack-system), imageError,
+//              leaderDeployment, leaderPods: [Pod], podsUnreadable: error,
+//              groups: [{daemonSet, pods: [{pod, inSurveyWindow}]}],
+//              lease: {state: Absent|Read|Unreadable (default Absent), holder, transitions, error},
+//              teardown: where a teardown stands}   (Kubernetes objects as JSON, only what is read)
+//   reading:  as backend-status; adminAddress defaults to the managed Admin endpoint
+//   golden:   {"status": backendStatusToJson(...), "tierNotEmptyEvent": message or null}, or the
+//             teardown status alone
+//
 // ledger-plan  (policy::desiredLedger, then policy::planLedger)
 //   claims:     [{domain, binding: ns/name, pool, ceiling, deleting}]
 //   observed:   [{id, requested, explicit (default false), effective (default 0)}]   as read
@@ -119,6 +131,7 @@
 #include "kvc/policy/backend_status.h"
 #include "kvc/policy/binding_status.h"
 #include "kvc/policy/field_error.h"
+#include "kvc/policy/managed_backend_status.h"
 #include "kvc/policy/master_reading.h"
 #include "kvc/policy/pool_status.h"
 #include "kvc/policy/quota_admission.h"
@@ -514,6 +527,78 @@ std::string backendStatusCase(const Json& in) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// managed-backend-status
+
+std::string managedBackendStatusCase(const Json& in) {
+  onlyKeys(in, "", {"backend", "facts", "reading", "generation", "now"});
+  ManagedBackendFacts facts;
+  facts.backend.backend = required(in, "backend", api::backendFromJson);
+  const api::KVCacheBackend& backend = facts.backend.backend;
+  const Json f = mapping(in, "", "facts");
+  onlyKeys(f, "facts",
+           {"consumers", "droppedStale", "namespace", "imageError", "leaderDeployment",
+            "leaderPods", "podsUnreadable", "groups", "lease", "teardown"});
+  facts.backend.consumers = texts(f, "facts", "consumers");
+  facts.backend.dropped_stale = flag(f, "facts", "droppedStale");
+  facts.namespace_name = text(f, "facts", "namespace", "gpustack-system");
+  facts.image_error = optionalText(f, "facts", "imageError");
+  if (const Json* deployment = field(f, "leaderDeployment")) {
+    facts.leader_deployment = *deployment;
+  }
+  for (const Json& pod : list(f, "facts", "leaderPods")) {
+    facts.leader_pods.push_back(pod);
+  }
+  if (auto unreadable = optionalText(f, "facts", "podsUnreadable")) {
+    facts.pods_listed = false;
+    facts.pods_error = *unreadable;
+  }
+  const Json groups = list(f, "facts", "groups");
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const std::string where = "facts.groups[" + std::to_string(g) + "]";
+    onlyKeys(groups[g], where, {"daemonSet", "pods"});
+    MemberGroupObservation group;
+    if (const Json* daemon_set = field(groups[g], "daemonSet")) {
+      group.daemon_set = *daemon_set;
+    }
+    const Json pods = list(groups[g], where, "pods");
+    for (std::size_t i = 0; i < pods.size(); ++i) {
+      const std::string pod_where = where + ".pods[" + std::to_string(i) + "]";
+      onlyKeys(pods[i], pod_where, {"pod", "inSurveyWindow"});
+      group.pods.push_back({mapping(pods[i], pod_where, "pod"),
+                            flag(pods[i], pod_where, "inSurveyWindow")});
+    }
+    facts.groups.push_back(std::move(group));
+  }
+  const Json lease = mapping(f, "facts", "lease");
+  onlyKeys(lease, "facts.lease", {"state", "holder", "transitions", "error"});
+  facts.lease.state = choice<LeaseObservation::State>(
+      lease, "facts.lease", "state", LeaseObservation::State::Absent,
+      {{"Absent", LeaseObservation::State::Absent},
+       {"Read", LeaseObservation::State::Read},
+       {"Unreadable", LeaseObservation::State::Unreadable}});
+  facts.lease.holder = text(lease, "facts.lease", "holder");
+  facts.lease.transitions = optionalCount(lease, "facts.lease", "transitions").value_or(0);
+  facts.lease.error = text(lease, "facts.lease", "error");
+
+  const Json reading_in = mapping(in, "", "reading");
+  BackendReading reading = backendReading(reading_in, backend);
+  if (field(reading_in, "adminAddress") == nullptr) {
+    reading.admin_address = api::endpointAddress(
+        managedEndpoints(backend.metadata.name, facts.namespace_name), api::kEndpointAdmin);
+  }
+  const std::int64_t generation = generationOf(in, backend.metadata);
+  if (auto where = optionalText(f, "facts", "teardown")) {
+    return pretty(api::backendStatusToJson(
+        teardownStatus(facts.backend, *where, generation, nowOf(in))));
+  }
+  const api::KVCacheBackend::Status status =
+      managedBackendStatus(facts, reading, generation, nowOf(in));
+  const std::optional<std::string> event = tierNotEmptyEvent(backend.status, status);
+  return pretty(Json{{"status", api::backendStatusToJson(status)},
+                     {"tierNotEmptyEvent", event ? Json(*event) : Json()}});
+}
+
+// ---------------------------------------------------------------------------------------------
 // ledger-plan
 
 std::vector<DomainClaim> claimsOf(const Json& in) {
@@ -802,6 +887,7 @@ const std::map<std::string, std::function<std::string(const Json&)>>& areas() {
       {"backend-status", backendStatusCase},   {"ledger-plan", ledgerPlanCase},
       {"admission-pool", admissionPoolCase},   {"admission-binding", admissionBindingCase},
       {"admission-backend", admissionBackendCase},
+      {"managed-backend-status", managedBackendStatusCase},
       {"ledger-ripple", ledgerRippleCase},     {"tenant-policy", tenantPolicyCase},
   };
   return kAreas;

@@ -92,16 +92,13 @@ Result<std::unique_ptr<WebhookRunner>> WebhookRunner::create(runtime::Manager& m
   runtime::InformerOptions backends;
   backends.resource = kube::resources::kvCacheBackends();
   KVC_ASSIGN_OR_RETURN(runner->backends_, manager.informerFor(backends));
-  runtime::InformerOptions settings;
-  settings.resource = kube::resources::configMaps();
-  settings.namespace_name = std::string(api::kOperatorNamespace);
-  settings.field_selector = "metadata.name=" + std::string(api::kSettingsConfigMap);
-  KVC_ASSIGN_OR_RETURN(runner->settings_, manager.informerFor(settings));
+  KVC_ASSIGN_OR_RETURN(runner->settings_,
+                       manager.informerFor(runtime::settingsInformerOptions()));
 
   runner->view_ = std::make_shared<webhook::LiveClusterView>(
       manager.client(), &runner->bindings_->cache(), &runner->pools_->cache(),
       &runner->backends_->cache(), kLiveReadTimeout);
-  runner->settings_cache_ = std::make_shared<webhook::SettingsCache>(runner->settings_->cache());
+  runner->settings_cache_ = std::make_shared<runtime::SettingsCache>(runner->settings_->cache());
   runner->events_ = std::make_shared<webhook::InjectionEvents>(manager.client(), manager.events());
   return runner;
 }

@@ -16,7 +16,7 @@
 #include "kvc/webhook/injection_events.h"
 #include "kvc/webhook/live_cluster_view.h"
 #include "kvc/webhook/server.h"
-#include "kvc/webhook/settings_cache.h"
+#include "kvc/runtime/settings_cache.h"
 
 namespace CLI {
 class App;
@@ -64,7 +64,7 @@ private:
   runtime::InformerPtr backends_;
   runtime::InformerPtr settings_;
   std::shared_ptr<webhook::LiveClusterView> view_;
-  std::shared_ptr<webhook::SettingsCache> settings_cache_;
+  std::shared_ptr<runtime::SettingsCache> settings_cache_;
   std::shared_ptr<webhook::InjectionEvents> events_;
   std::unique_ptr<runtime::HttpServer> server_;
   std::atomic<bool> serving_{false};  // server_ is set and stays set

@@ -274,8 +274,8 @@ kvc_assert_ok "after the uninstall a labelled Pod is not blocked" \
 kvc_assert_eq "no webhook configuration, CRD, RBAC object or namespace of ours is left" "" \
   "$(kubectl get mutatingwebhookconfiguration,validatingwebhookconfiguration,clusterrole,clusterrolebinding -o name 2>/dev/null | grep -E 'gpustack-worker|kvcache-operator'; kubectl get crd -o name | grep worker.gpustack.ai; kubectl get namespace $sys -o name 2>/dev/null)"
 
-# What the shared cluster had before: gpustack-system (opted in to the real nodes) and the CRDs.
-kubectl create namespace "$sys" >/dev/null && kubectl annotate namespace "$sys" scheduler.alpha.kubernetes.io/node-selector= >/dev/null
+# What the shared cluster had before: gpustack-system (its Pods on the real nodes) and the CRDs.
+kubectl create namespace "$sys" >/dev/null && kubectl annotate namespace "$sys" scheduler.alpha.kubernetes.io/node-selector=type=real >/dev/null
 bash "$root/test/cluster/fixture.sh" crds "$KVC_CLUSTER_DIR" >/dev/null
 kvc_log "figures: install ${install_seconds}s; Pod deleted: Lease ${lease_seconds}s, reconcile ${reconcile_seconds}s, $failed of $total admissions failed; container killed: reconcile ${kill_reconcile}s by $kill_leader, $kill_failed of $kill_total admissions failed"
 kvc_done

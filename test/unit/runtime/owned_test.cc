@@ -71,6 +71,16 @@ TEST(IntentTest, AnObjectTheServerDefaultedStillSatisfiesItsIntent) {
   EXPECT_FALSE(intentSatisfied(Json::parse(R"({"spec":{"ports":[]}})"), live));
 }
 
+TEST(IntentTest, AZeroValueTheServerLeftOutIsSatisfied) {
+  const Json live = Json::parse(R"({"spec":{"type":"ClusterIP"}})");
+  EXPECT_TRUE(intentSatisfied(Json::parse(R"({"spec":{"publishNotReadyAddresses":false,
+      "externalIPs":[],"sessionAffinityConfig":{},"loadBalancerIP":"","healthCheckNodePort":0}})"),
+                              live));
+  EXPECT_FALSE(intentSatisfied(Json::parse(R"({"spec":{"publishNotReadyAddresses":true}})"), live));
+  EXPECT_FALSE(intentSatisfied(Json::parse(R"({"spec":{"type":""}})"), live))
+      << "a present field must still match";
+}
+
 TEST(SelectorTest, EqualitiesMatchLabels) {
   const Json object = Json::parse(R"({"metadata":{"labels":{"a":"1","b":"2"}}})");
   EXPECT_TRUE(matchesSelector(object, ""));

@@ -16,6 +16,7 @@ void addInjectCommand(CLI::App& app);
 void addCheckInjectCommand(CLI::App& app);
 void addStoreCommand(CLI::App& app);        // store status
 void addStoreSurveyCommand(CLI::App& app);  // store survey
+void addStoreCleanCommand(CLI::App& app);   // store clean
 void addStoreLeaderCommand(CLI::App& app);  // store leader
 void addStoreMemberCommand(CLI::App& app);  // store member
 

@@ -3,7 +3,12 @@
 // of indexes.h), the watches that map events onto the reconciled keys, and the controllers
 // themselves. The manager then runs them on the Lease holder.
 //
-//   KVCacheBackend controller   watches backends (spec and lifecycle changes)
+//   KVCacheBackend controller   watches backends (spec and lifecycle changes, usedBy); the
+//                               managed store's Deployments, DaemonSets, Pods, Services,
+//                               ServiceAccounts, Roles and RoleBindings in the operator
+//                               namespace (mapped by their instance label); the Leases
+//                               `<b>-leader` (a new holder); the Settings ConfigMap (every
+//                               backend: kv-cache-backend-image)
 //   KVCachePool controller      watches pools; Bindings (mapped to their pool); backends
 //                               (mapped to the pools naming them); labelled Pods (mapped to
 //                               their Binding's pool while that Binding is deleting)

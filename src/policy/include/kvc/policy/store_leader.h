@@ -8,7 +8,10 @@
 // flags after `--` only while it holds it. So the master gets none of Mooncake's HA flags (the
 // contract's argument rows 4 and 8); the launcher gets the Lease and the Pod's identity instead.
 // Readiness stays the contract's `GET /get_all_segments` on the master's admin port (a standby
-// runs no master, so it is unready); liveness asks the launcher (`GET /healthz` on port
+// runs no master, so it is unready), but every second instead of every 5 s (the reference's
+// period): a failover is not over until the new master is in the Service, and at 5 s the probe
+// alone could spend the whole budget above the Lease duration (measured: docs/backends.md);
+// liveness asks the launcher (`GET /healthz` on port
 // `launcher`, 9004), because a standby has no master whose `/health` could answer and the
 // contract's liveness would restart every standby within a minute.
 
@@ -24,6 +27,7 @@
 namespace kvc::policy {
 
 inline constexpr int kLeaderLauncherPort = 9004;
+inline constexpr int kLeaderReadinessPeriodSeconds = 1;
 inline constexpr std::string_view kPolicyMountDir = "/var/lib/mooncake";
 inline constexpr std::string_view kPolicySeedDir = "/etc/mooncake/tenant-quota-policy";
 

@@ -62,7 +62,10 @@ Json controllerReferenceTo(const Json& owner);
 
 // True when every field of `intent` has the same value in `live` (objects: every key of the
 // intent, recursively; arrays: same length, element by element; scalars: equal). Fields the
-// server added are ignored, so a defaulted object still satisfies the intent it came from.
+// server added are ignored, so a defaulted object still satisfies the intent it came from; a
+// field the intent sets to its zero value (false, 0, "", [], {}) is satisfied by its absence,
+// since the API server leaves such `omitempty` fields out (a Service's
+// publishNotReadyAddresses: false).
 bool intentSatisfied(const Json& intent, const Json& live);
 
 // True when the labels of `object` match every `key=value` of `selector` (a comma-separated list

@@ -1,8 +1,18 @@
-#include "kvc/webhook/settings_cache.h"
+#include "kvc/runtime/settings_cache.h"
 
 #include <spdlog/spdlog.h>
 
-namespace kvc::webhook {
+#include "kvc/kube/resource.h"
+
+namespace kvc::runtime {
+
+InformerOptions settingsInformerOptions() {
+  InformerOptions options;
+  options.resource = kube::resources::configMaps();
+  options.namespace_name = std::string(api::kOperatorNamespace);
+  options.field_selector = "metadata.name=" + std::string(api::kSettingsConfigMap);
+  return options;
+}
 
 SettingsCache::SettingsCache(const runtime::Cache& config_maps) : config_maps_(config_maps) {}
 
@@ -35,4 +45,4 @@ api::Settings SettingsCache::current() const {
   return settings_;
 }
 
-}  // namespace kvc::webhook
+}  // namespace kvc::runtime

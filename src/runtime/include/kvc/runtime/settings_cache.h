@@ -1,6 +1,7 @@
 #pragma once
-// The Settings as the webhook applies them: decoded from the `gpustack-settings` ConfigMap in
-// the informer's cache, so an edit takes effect on the next admission without a restart.
+// The Settings as the webhooks and the controllers apply them: decoded from the
+// `gpustack-settings` ConfigMap in the informer's cache, so an edit takes effect on the next
+// admission or reconcile without a restart.
 //
 // An absent ConfigMap or key means the built-in default. A malformed value (a boolean Setting
 // that is not "true"/"false") keeps the last good Settings and is logged once per version of
@@ -10,9 +11,14 @@
 #include <string>
 
 #include "kvc/api/settings.h"
+#include "kvc/runtime/informer.h"
 #include "kvc/runtime/store.h"
 
-namespace kvc::webhook {
+namespace kvc::runtime {
+
+// The informer the Settings are read from: the one ConfigMap, by name. The webhooks and the
+// controllers ask the manager for it with these options, so they share one informer.
+InformerOptions settingsInformerOptions();
 
 class SettingsCache {
 public:
@@ -28,4 +34,4 @@ private:
   mutable api::Settings settings_;
 };
 
-}  // namespace kvc::webhook
+}  // namespace kvc::runtime

@@ -1,0 +1,43 @@
+#pragma once
+// What the external and the managed backend statuses share (private to policy/): the
+// conditions and figures that come from the master's own answers, whoever runs the master.
+// backend_status.cc reports an external backend with them, managed_backend_status.cc a managed
+// one, adding what its Pods and workloads say.
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "kvc/api/backend.h"
+#include "kvc/api/condition.h"
+#include "kvc/policy/backend_status.h"
+
+namespace kvc::policy::observation {
+
+// The master answered /health with service_ready: true.
+bool serving(const BackendReading& reading);
+// LeaderAvailable from a /health that answered (NotServing or Serving).
+api::Condition leaderFromHealth(const BackendReading& reading);
+api::Condition capacityObserved(const BackendReading& reading);
+// MembersMounted when the listing itself is the problem (failed, too large, not served);
+// nullopt for a listing that was read.
+std::optional<api::Condition> listingProblem(const BackendReading& reading);
+// MembersMounted=True/Mounted, "lists N segments".
+api::Condition mounted(std::size_t listed);
+api::Condition poolWrites(const BackendReading& reading);
+api::Condition deletable(const BackendFacts& facts);
+
+// status.capacity from a serving master's metrics; cleared otherwise.
+void observeCapacity(api::KVCacheBackend::Status& status, const BackendReading& reading);
+// Fills a member's node and medium from what runs it (managed backends); may be empty.
+using MemberJoin = std::function<void(const SegmentRow&, api::BackendMember&)>;
+// status.members from a listing that was read (sorted by segment ID); kept otherwise.
+void observeMembers(api::KVCacheBackend::Status& status, const BackendReading& reading,
+                    const MemberJoin& join);
+// status.usedBy: the live consuming pools.
+void writeUsedBy(api::KVCacheBackend::Status& status, const BackendFacts& facts);
+// phaseMessage while deleting.
+std::string deletingMessage(const BackendFacts& facts);
+
+}  // namespace kvc::policy::observation

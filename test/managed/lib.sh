@@ -1,0 +1,76 @@
+# shellcheck shell=bash
+# Helpers of the managed-backend suite (on top of test/cluster/lib.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
+KVC_SYSTEM_NAMESPACE=gpustack-system
+
+# kvcb_condition BACKEND TYPE: "Status/Reason" of the condition, or "" while it is absent.
+kvcb_condition() {
+  kubectl get kvcb "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].status}/{.status.conditions[?(@.type==\"$2\")].reason}" 2>/dev/null | sed 's|^/$||'
+}
+# kvcb_condition_is BACKEND TYPE STATUS/REASON (for kvc_wait_for)
+kvcb_condition_is() { [ "$(kvcb_condition "$1" "$2")" = "$3" ]; }
+# kvcb_field BACKEND JSONPATH
+kvcb_field() { kubectl get kvcb "$1" -o jsonpath="$2" 2>/dev/null; }
+kvcb_phase_is() { [ "$(kvcb_field "$1" '{.status.phase}')" = "$2" ]; }
+
+# store_pods BACKEND COMPONENT: the names of the store's Pods (leader | member-<i>).
+store_pods() {
+  kubectl -n "$KVC_SYSTEM_NAMESPACE" get pods \
+    -l "app.kubernetes.io/instance=$1,app.kubernetes.io/component=$2" \
+    -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'
+}
+
+# signal_store_process POD PROGRAM SIGNAL: sends SIGNAL (STOP, CONT, KILL, …) to the process of
+# PROGRAM (mc_store_rest_server, mooncake_master) inside the store Pod, with the image's python3
+# (the image has no procps).
+signal_store_process() {
+  kubectl -n "$KVC_SYSTEM_NAMESPACE" exec "$1" -- python3 -c '
+import os, signal, sys
+program, sig = sys.argv[1], getattr(signal, "SIG" + sys.argv[2])
+hits = 0
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+    except OSError:
+        continue
+    # A binary, or a Python entry point (python3 /opt/mooncake/bin/mc_store_rest_server).
+    if any(os.path.basename(a.decode(errors="replace")) == program for a in argv[:2]):
+        os.kill(int(pid), sig); hits += 1
+sys.exit(0 if hits else 1)
+' "$2" "$3"
+}
+
+# leader_admin BACKEND: host:port of the leader Service's admin port (the host routes the Service
+# range to the bridge, so the test reads the master as the operator does, through the Service).
+leader_admin() {
+  echo "$(kubectl -n "$KVC_SYSTEM_NAMESPACE" get service "$1-leader" -o jsonpath='{.spec.clusterIP}'):9003"
+}
+
+# segments BACKEND: how many segments the master lists (through the Service), or "-".
+segments() {
+  curl -sf --max-time 2 "http://$(leader_admin "$1")/get_segments_detail" 2>/dev/null |
+    python3 -c 'import json,sys; print(len(json.load(sys.stdin)["segments"]))' 2>/dev/null || echo -
+}
+
+# master_serves BACKEND: /health through the Service says service_ready.
+master_serves() {
+  curl -sf --max-time 2 "http://$(leader_admin "$1")/health" 2>/dev/null | grep -q '"service_ready": *true'
+}
+
+# delete_backend BACKEND: deletes it and waits until it and everything it rendered are gone.
+delete_backend() {
+  kubectl delete kvcb "$1" --ignore-not-found --timeout=300s >/dev/null 2>&1
+}
+
+# signal_pod_processes POD SIGNAL: sends SIGNAL, from the host, to every process of the store Pod
+# POD (the real nodes run on this machine: a container's processes are the host's, and a
+# container's init can only be signalled from outside its PID namespace).
+signal_pod_processes() {
+  local pid hits=0
+  for pid in /proc/[0-9]*; do
+    if tr '\0' '\n' <"$pid/environ" 2>/dev/null | grep -qx "KUBERNETES_POD_NAME=$1"; then
+      kill "-$2" "${pid#/proc/}" 2>/dev/null && hits=$((hits + 1))
+    fi
+  done
+  [ "$hits" -gt 0 ]
+}
