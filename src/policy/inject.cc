@@ -462,7 +462,7 @@ Decision inject(const Json& pod, std::string_view ns, const ClusterView& cluster
     }
   }
   summary.render = renderClient(request.engine, request.role, summary.resolution, settings,
-                                summary.hierarchical_cache_kept);
+                                !summary.hierarchical_cache_kept);
 
   Decision decision;
   decision.verdict = Verdict::Injected;
@@ -479,15 +479,8 @@ Decision inject(const Json& pod, std::string_view ns, const ClusterView& cluster
     annotations = Json::object();
   }
   if (summary.render.client_config) {
-    arrayMember(target, "volumeMounts")
-        .push_back(Json{{"name", kVolumeName}, {"mountPath", kMountPath}, {"readOnly", true}});
-    const std::string field_path =
-        "metadata.annotations['" + std::string(kAnnotationClientConfig) + "']";
-    arrayMember(out["spec"], "volumes")
-        .push_back(Json{{"name", kVolumeName},
-                        {"downwardAPI",
-                         {{"items", Json::array({Json{{"path", kConfigFileName},
-                                                      {"fieldRef", {{"fieldPath", field_path}}}}})}}}});
+    arrayMember(target, "volumeMounts").push_back(*summary.render.mount);
+    arrayMember(out["spec"], "volumes").push_back(*summary.render.volume);
     annotations[std::string(kAnnotationClientConfig)] = *summary.render.client_config;
   }
   summary.record = renderRecord(summary);

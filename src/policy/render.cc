@@ -41,13 +41,20 @@ std::string renderKVTransferConfig(Engine engine, Role role) {
 }
 
 ClientRender renderClient(Engine engine, Role role, const Resolution& resolution,
-                          const api::Settings& settings, bool hierarchical_cache_named) {
+                          const api::Settings& settings, bool host_tier_switch) {
   ClientRender out;
   if (isVLLMFamily(engine)) {
     out.vehicle = "file";
     out.env.push_back({"MOONCAKE_CONFIG_PATH", std::string(kConfigFilePath), ""});
     out.args = {"--kv-transfer-config", renderKVTransferConfig(engine, role)};
     out.client_config = renderClientConfigJson(resolution);
+    const std::string field_path =
+        "metadata.annotations['" + std::string(kAnnotationClientConfig) + "']";
+    out.volume = Json{{"name", kVolumeName},
+                      {"downwardAPI",
+                       {{"items", Json::array({Json{{"path", kConfigFileName},
+                                                    {"fieldRef", {{"fieldPath", field_path}}}}})}}}};
+    out.mount = Json{{"name", kVolumeName}, {"mountPath", kMountPath}, {"readOnly", true}};
   } else {
     out.vehicle = "environment";
     if (resolution.tenant_injected) {
@@ -67,7 +74,7 @@ ClientRender renderClient(Engine engine, Role role, const Resolution& resolution
   }
   // The host tier the storage backend hangs off, after the injected arguments (seed: "SGLang
   // host-memory tier"); pinned by the golden cases.
-  if (engine == Engine::SGLang && !hierarchical_cache_named) {
+  if (engine == Engine::SGLang && host_tier_switch) {
     out.args.push_back("--enable-hierarchical-cache");
   }
   out.env_defaults = {{"MC_TE_METRIC", "1", ""}, {"MC_STORE_CLIENT_METRIC_BANDWIDTH", "1", ""}};

@@ -134,35 +134,44 @@ ResolveOutcome resolveBinding(std::string_view ns, std::string_view binding_name
   out.master_address = p.status.client_endpoint;
 
   // The transport: what the member groups offer, against what the engine accepts.
-  const std::vector<std::string> offers = api::offeredTransports(**backend);
+  auto transport =
+      matchTransport(engine, api::offeredTransports(**backend), p.metadata.name, backend_name);
+  if (auto* refusal = std::get_if<Refusal>(&transport)) {
+    return std::move(*refusal);
+  }
+  out.protocol = std::get<std::string>(std::move(transport));
+  return out;
+}
+
+std::variant<std::string, Refusal> matchTransport(Engine engine,
+                                                  const std::vector<std::string>& offers,
+                                                  std::string_view pool, std::string_view backend) {
   if (engine == Engine::VLLMAscend) {
     for (const std::string& offer : offers) {
       if (offer == "ascend") {
-        out.protocol = offer;
-        return out;
+        return offer;
       }
     }
     return Refusal{RefusalReason::TransportUnsupported,
-                   "KVCachePool " + inQuotes(p.metadata.name) + " offers " + commaList(offers) +
-                       " (KVCacheBackend " + inQuotes(backend_name) +
+                   "KVCachePool " + inQuotes(pool) + " offers " + commaList(offers) +
+                       " (KVCacheBackend " + inQuotes(backend) +
                        "), but vLLM-Ascend accepts only ascend: the container would fail to "
                        "start with \"MooncakeBackend does not support protocol '" +
-                       offers.front() +
+                       (offers.empty() ? std::string("tcp") : offers.front()) +
                        "'\". Fix: pair vLLM-Ascend with a pool that offers CANN — set "
                        "spec.transport.protocol: CANN on the KVCacheBackend, or on one member "
                        "group's transport.protocol — or bind to another pool"};
   }
   if (offers.size() > 1) {
     return Refusal{RefusalReason::TransportMixed,
-                   "KVCachePool " + inQuotes(p.metadata.name) + " offers mixed transports (" +
+                   "KVCachePool " + inQuotes(pool) + " offers mixed transports (" +
                        commaList(offers) + ") across the member groups of KVCacheBackend " +
-                       inQuotes(backend_name) + ": " + std::string(engineDisplayName(engine)) +
+                       inQuotes(backend) + ": " + std::string(engineDisplayName(engine)) +
                        " is configured with one transport and fails with NotSupportedTransport "
                        "on a block held by a group using another. Fix: make the groups use one "
                        "protocol, or bind to another pool"};
   }
-  out.protocol = offers.empty() ? "tcp" : offers.front();
-  return out;
+  return offers.empty() ? std::string("tcp") : offers.front();
 }
 
 }  // namespace kvc::policy

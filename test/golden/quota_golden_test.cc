@@ -99,7 +99,7 @@
 //   golden:    the verdict (below)
 //
 // The verdict: {"allowed", "errors": [{type, field, value?, detail}], "invalidMessage" (when
-// refused: policy::invalidMessage), "warnings"}.
+// refused: policy::invalidMessage), "warnings"} (verdict.h).
 //
 // tenant-policy  (policy::renderPolicyFile and policy::tenantQuotaPolicyConfigMap)
 //   backend (default mooncake-dram), namespace (default gpustack-system),
@@ -121,6 +121,7 @@
 #include <vector>
 
 #include "golden.h"
+#include "verdict.h"
 #include "kvc/api/backend.h"
 #include "kvc/api/binding.h"
 #include "kvc/api/pool.h"
@@ -690,34 +691,7 @@ AdmissionOperation operationOf(const Json& in) {
       {{"CREATE", AdmissionOperation::Create}, {"UPDATE", AdmissionOperation::Update}});
 }
 
-std::string_view typeName(FieldErrorType type) {
-  switch (type) {
-  case FieldErrorType::Required: return "Required";
-  case FieldErrorType::Invalid: return "Invalid";
-  case FieldErrorType::Forbidden: return "Forbidden";
-  case FieldErrorType::Duplicate: return "Duplicate";
-  case FieldErrorType::NotFound: return "NotFound";
-  }
-  return "?";
-}
-
-Json verdictJson(const AdmissionVerdict& verdict, std::string_view kind, std::string_view name) {
-  Json errors = Json::array();
-  for (const FieldError& error : verdict.errors) {
-    Json entry = {{"type", std::string(typeName(error.type))}, {"field", error.field}};
-    if (error.value) {
-      entry["value"] = *error.value;
-    }
-    entry["detail"] = error.detail;
-    errors.push_back(std::move(entry));
-  }
-  Json out = {{"allowed", verdict.allowed()}, {"errors", errors}};
-  if (!verdict.allowed()) {
-    out["invalidMessage"] = invalidMessage(kind, name, verdict.errors);
-  }
-  out["warnings"] = verdict.warnings;
-  return out;
-}
+using golden::verdictJson;
 
 std::string admissionPoolCase(const Json& in) {
   onlyKeys(in, "", {"operation", "pool", "old", "backend"});

@@ -171,6 +171,8 @@ struct ModelDeployment {
     std::optional<std::string> kv_transfer_protocol;  // spec.kvTransfer.protocol; unset renders tcp
     std::vector<ModelDeploymentRole> roles;
     std::optional<ModelRouter> router;
+
+    friend bool operator==(const Spec&, const Spec&) = default;
   } spec;
   struct Status : StatusHead {  // phase: Starting | Ready | Degraded | Deleting
     std::string endpoint;  // "" = not published

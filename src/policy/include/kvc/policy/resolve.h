@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "kvc/api/kvcache.h"
 #include "kvc/common/status.h"
@@ -33,5 +34,15 @@ using ResolveOutcome = std::variant<Resolution, Refusal, Status>;
 
 ResolveOutcome resolveBinding(std::string_view ns, std::string_view binding_name, Engine engine,
                               const ClusterView& cluster);
+
+// The transport rule of §7.2 step 10, shared with ModelDeployment admission (a new binding is
+// checked with it, since that path does not go through Pod injection): the protocol `engine` is
+// configured with on pool `pool`, whose backend `backend` offers `offers` (artifact spelling, as
+// api::offeredTransports lists them), or the refusal. An engine with a required transport
+// (vLLM-Ascend: ascend) needs a group offering it; any other engine is refused on mixed
+// protocols. No offer at all is tcp.
+std::variant<std::string, Refusal> matchTransport(Engine engine,
+                                                  const std::vector<std::string>& offers,
+                                                  std::string_view pool, std::string_view backend);
 
 }  // namespace kvc::policy
