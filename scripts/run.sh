@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # The main job on its embedded default: a local Kubernetes cluster (built from Go modules) with
 # two real nodes (kubelet + containerd) and fake GPU nodes (kwok), the project's images built here
-# and imported into the nodes, kvcache-operator installed in-cluster from the project's own
-# manifests (`kubectl apply -k` of deploy/overlays/local, pinned to this build), and a real
-# Mooncake store (master + 2 members from the PyPI wheel) outside the cluster on the bridge address
-# the Pods reach. It declares the store as an external KVCacheBackend, applies the walkthrough's
-# Step 2 and Step 6 (a pool and three Bindings, whose status the in-cluster controllers read from
-# the master), submits a vLLM Pod, an SGLang Pod and one that is refused, prints what happened,
-# and leaves everything running.
+# and imported into the nodes, and kvcache-operator installed in-cluster from the project's own
+# manifests (`kubectl apply -k` of deploy/overlays/local, pinned to this build). It then runs the
+# walkthrough on it: Step 1's managed KVCacheBackend (its leader and two members run Mooncake from
+# the store image on the real nodes; CAPACITY is what they registered), Step 4's standbys, Steps 2
+# and 6 (a pool and three Bindings, whose grants the controllers read from that master), a vLLM
+# Pod, an SGLang Pod and one that is refused; prints what happened, and leaves everything running.
 #
 # Usage: scripts/run.sh          set up (the first run builds the cluster: ~15-25 min), run the demo
 #        scripts/run.sh down     tear it all down (and restore every host setting the nodes changed)
@@ -21,7 +20,6 @@ export KVC_CLUSTER_DIR=$demo/cluster
 banner() { printf '\n\033[1m=== %s\033[0m\n' "$*"; }
 
 if [ "${1:-}" = down ]; then
-  "$root/test/store/store.sh" down "$demo/store" || true
   "$root/test/cluster/cluster.sh" down "$KVC_CLUSTER_DIR" || true
   echo "demo stopped; its logs are in $demo"
   exit 0
@@ -38,42 +36,40 @@ banner "a local cluster: control plane, 2 real nodes (kubelet + containerd), kub
 # shellcheck disable=SC1091
 . "$KVC_CLUSTER_DIR/env"
 
-banner "the images (no daemon, no registry; cached by content), imported into the real nodes"
-mkdir -p "$demo"
-"$root/images/build.sh" --kvcache "$kvcache" operator store >"$demo/images.env"
+banner "kvcache-operator installed in-cluster: this build's images (no daemon, no registry; cached by content) imported into the real nodes, kubectl apply -k deploy/overlays/local pinned to them"
+"$root/deploy/overlays/local/install.sh" "$kvcache" "$demo"
 # shellcheck disable=SC1091
 . "$demo/images.env"
-"$root/test/cluster/cluster.sh" load "$KVC_CLUSTER_DIR" "$KVC_IMAGE_OPERATOR_ARCHIVE" "$KVC_IMAGE_STORE_ARCHIVE"
-
-banner "kvcache-operator installed in-cluster: kubectl apply -k deploy/overlays/local (pinned to this build)"
-"$root/deploy/overlays/local/pin.sh" "$demo/overlay" "$KVC_IMAGE_OPERATOR_PINNED"
-kubectl apply --server-side --force-conflicts -k "$demo/overlay" >/dev/null
-kubectl -n gpustack-system rollout status deploy/kvcache-operator --timeout=180s
-kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
-# The webhooks answer once the operator has written its CA into their caBundle (seconds).
-for _ in $(seq 1 60); do
-  out=$(kubectl -n default run probe --dry-run=server --image=x --labels=kvcache.gpustack.ai/inject=true 2>&1 || true)
-  grep -q 'failed calling webhook' <<<"$out" || break
-  sleep 1
-done
 kubectl get pods -n gpustack-system -o wide
 
-banner "a real Mooncake store outside the cluster, on the bridge address $KVC_HOST_ADDRESS: one master (multi-tenant) and two members of 256 MiB"
-KVC_STORE_HOST=$KVC_HOST_ADDRESS "$root/test/store/store.sh" up "$demo/store"
-# shellcheck disable=SC1091
-. "$demo/store/env"
-"$kvcache" store status --admin "$KVC_STORE_ADMIN" || true
+banner "Step 1: KVCacheBackend mooncake-dram, managed (scaled to this machine: nodeSelector {type: real}, 512Mi a member)"
+# The seed's kubernetes.io/os: linux also matches the fake GPU nodes, where no member could run.
+sed -e 's|kubernetes.io/os: linux|type: real|' -e 's|capacityPerMember: 8Gi|capacityPerMember: 512Mi|' \
+  "$root/examples/walkthrough/step1-backend.yaml" | kubectl apply --server-side -f - >/dev/null
+for _ in $(seq 1 240); do
+  [ "$(kubectl get kvcb mooncake-dram -o jsonpath='{.status.phase} {.status.capacity.total}')" = "Ready 1Gi" ] && break
+  sleep 1
+done
+# CAPACITY is read from the store: both members registered 512Mi.
+kubectl get kvcb mooncake-dram
+kubectl get kvcb mooncake-dram -o json | jq -r '.status.conditions[] | "  \(.type)=\(.status) \(.reason): \(.message)"'
+kubectl -n gpustack-system get deploy,ds,pods -l app.kubernetes.io/instance=mooncake-dram -o wide
 
-banner "KVCacheBackend mooncake-dram (external: the master above) -> Steps 2 and 6 of the walkthrough"
+banner "Step 4: high availability, one edit (leader.replicas: 3) -> 3 desired / 1 ready"
+kubectl patch kvcb mooncake-dram --type=merge -p '{"spec":{"connection":{"managed":{"leader":{"replicas":3}}}}}' >/dev/null
+kubectl -n gpustack-system rollout status deploy/mooncake-dram-leader --timeout=180s >/dev/null 2>&1 || true
+kubectl wait --for=condition=RolloutComplete --timeout=120s kvcb/mooncake-dram >/dev/null
+kubectl -n gpustack-system get deploy mooncake-dram-leader
+kubectl get kvcb mooncake-dram -o json | jq -r '.status.conditions[] | select(.type == "ElectionObserved" or .type == "RolloutComplete") | "  \(.type)=\(.status) \(.reason): \(.message)"'
+
+banner "Steps 2 and 6: pool shared-dram on mooncake-dram, Bindings team-a, team-b and qwen-fp8"
 for ns in team-a team-b; do
   kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 done
-sed -e "s/@RPC@/$KVC_STORE_RPC/g" -e "s/@ADMIN@/$KVC_STORE_ADMIN/g" \
-  "$root/examples/demo/backend.yaml.in" | kubectl apply --server-side -f - >/dev/null
 # Step 2 (pool shared-dram, 16Gi; Binding team-a/team-a, 8Gi) and Step 6 (team-b/team-b, 8Gi;
 # team-a/qwen-fp8, 4Gi), as written: the three ceilings ask for 20Gi against the pool's 16Gi
 # (QuotaWithinTotal=False/Oversubscribed, a report), and the master recuts the grants against the
-# 512 MiB its two members mounted, in proportion to each ceiling.
+# 1Gi its two members mounted, in proportion to each ceiling.
 kubectl apply --server-side -f "$root/examples/walkthrough/step2-pool-binding.yaml" >/dev/null
 kubectl apply --server-side -f "$root/examples/walkthrough/step6-team-b.yaml" >/dev/null
 kubectl create --dry-run=client -o json -f "$root/examples/walkthrough/step6-qwen-fp8.yaml" |
@@ -86,7 +82,8 @@ kubectl get kvcb,kvcp,kvcpb -A
 echo
 kubectl get kvcp shared-dram -o json | jq -r '.status.conditions[] | "  \(.type)=\(.status) \(.reason): \(.message)"'
 echo
-"$kvcache" store status --admin "$KVC_STORE_ADMIN" | sed -n '/TENANT LEDGER/,$p'
+admin=$(kubectl -n gpustack-system get service mooncake-dram-leader -o jsonpath='{.spec.clusterIP}'):9003
+"$kvcache" store status --admin "$admin" | sed -n '/TENANT LEDGER/,$p'
 
 banner "submitting a vLLM Pod, an SGLang Pod and a Pod launched through bash -lc (namespace team-a)"
 kubectl -n team-a delete pod vllm-chat sglang-chat vllm-scripted --ignore-not-found --wait=false >/dev/null 2>&1 || true
@@ -119,11 +116,13 @@ cat <<TXT
 
   export KUBECONFIG=$KUBECONFIG
   kubectl get kvcb,kvcp,kvcpb -A                    # what the controllers read from the master
+  kubectl describe kvcb mooncake-dram               # the store: conditions, members, endpoints
   kubectl describe kvcp shared-dram                 # every condition, with its reason
+  kubectl -n gpustack-system get pods -l app.kubernetes.io/instance=mooncake-dram -o wide
   kubectl -n gpustack-system logs deploy/kvcache-operator   # the operator (2 replicas, one leads)
   kubectl -n team-a get pods -o wide                # the injected Pods (on the fake GPU nodes)
   kubectl -n team-a get events.events.k8s.io        # KVCacheInjected / KVCacheInjectionRefused
-  $kvcache store status --admin $KVC_STORE_ADMIN    # the master's own view: capacity, ledger
+  $kvcache store status --admin $admin   # the master's own view (the leader Service)
   $kvcache check-inject -f examples/demo/pods.yaml --kubeconfig \$KUBECONFIG
   test/cluster/cluster.sh status $KVC_CLUSTER_DIR   # every process, node and the bridge
   scripts/run.sh down                               # tear it all down, host settings restored

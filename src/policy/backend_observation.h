@@ -39,5 +39,12 @@ void observeMembers(api::KVCacheBackend::Status& status, const BackendReading& r
 void writeUsedBy(api::KVCacheBackend::Status& status, const BackendFacts& facts);
 // phaseMessage while deleting.
 std::string deletingMessage(const BackendFacts& facts);
+// The phase and its message (contract §2.7) from the conditions already set in `status`:
+// Deleting; with `image_error` (managed only) and no endpoint, Degraded ("nothing rendered");
+// LeaderAvailable False: Error, or Provisioning while starting or not yet active; with
+// `image_error`, Degraded (changes would not reach it); MembersMounted False: Degraded; Ready;
+// else Provisioning.
+void setPhase(api::KVCacheBackend::Status& status, const BackendFacts& facts,
+              const std::optional<std::string>& image_error);
 
 }  // namespace kvc::policy::observation

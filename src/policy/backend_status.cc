@@ -253,6 +253,39 @@ std::string deletingMessage(const BackendFacts& facts) {
              : "waiting for KVCachePool " + api::nameList(facts.consumers) + " to stop using it";
 }
 
+void setPhase(api::KVCacheBackend::Status& status, const BackendFacts& facts,
+              const std::optional<std::string>& image_error) {
+  static const Condition kAbsent;
+  const Condition* found = api::findCondition(status.conditions, bc::kLeaderAvailable);
+  const Condition& leader = found != nullptr ? *found : kAbsent;
+  found = api::findCondition(status.conditions, bc::kMembersMounted);
+  const Condition& members = found != nullptr ? *found : kAbsent;
+  status.phase_message.clear();
+  if (facts.backend.metadata.deleting) {
+    status.phase = std::string(api::kPhaseDeleting);
+    status.phase_message = deletingMessage(facts);
+  } else if (image_error && status.endpoints.empty()) {
+    status.phase = std::string(api::kPhaseDegraded);
+    status.phase_message = "nothing rendered: " + *image_error;
+  } else if (leader.status == api::kConditionFalse) {
+    const bool starting = leader.reason == bc::kReasonLeaderStarting ||
+                          leader.reason == bc::kReasonServicePlaneNotActive;
+    status.phase = std::string(starting ? api::kPhaseProvisioning : api::kPhaseError);
+    status.phase_message = leader.message;
+  } else if (image_error) {
+    status.phase = std::string(api::kPhaseDegraded);
+    status.phase_message = "the backend runs, but changes would not reach it: " + *image_error;
+  } else if (members.status == api::kConditionFalse) {
+    status.phase = std::string(api::kPhaseDegraded);
+    status.phase_message = members.reason + ": " + members.message;
+  } else if (leader.status == api::kConditionTrue) {
+    status.phase = std::string(api::kPhaseReady);
+  } else {
+    status.phase = std::string(api::kPhaseProvisioning);
+    status.phase_message = "waiting for the backend's workloads";
+  }
+}
+
 }  // namespace observation
 
 std::string memberState(std::string_view segment_status) {
@@ -293,28 +326,7 @@ api::KVCacheBackend::Status externalBackendStatus(const BackendFacts& facts,
     owned.push_back(bc::kMembersMounted);
   }
   api::setConditions(status.conditions, desired, owned, generation, now);
-  const Condition* members_condition = api::findCondition(status.conditions, bc::kMembersMounted);
-  const Condition members = members_condition != nullptr ? *members_condition : Condition{};
-
-  // The phase (§2.7; the image rules concern managed backends only).
-  status.phase_message.clear();
-  if (facts.backend.metadata.deleting) {
-    status.phase = std::string(api::kPhaseDeleting);
-    status.phase_message = observation::deletingMessage(facts);
-  } else if (leader.status == api::kConditionFalse) {
-    const bool starting = leader.reason == bc::kReasonLeaderStarting ||
-                          leader.reason == bc::kReasonServicePlaneNotActive;
-    status.phase = std::string(starting ? api::kPhaseProvisioning : api::kPhaseError);
-    status.phase_message = leader.message;
-  } else if (members.status == api::kConditionFalse) {
-    status.phase = std::string(api::kPhaseDegraded);
-    status.phase_message = members.message;
-  } else if (leader.status == api::kConditionTrue) {
-    status.phase = std::string(api::kPhaseReady);
-  } else {
-    status.phase = std::string(api::kPhaseProvisioning);
-    status.phase_message = "waiting for the backend's workloads";
-  }
+  observation::setPhase(status, facts, std::nullopt);
   return status;
 }
 

@@ -440,34 +440,7 @@ api::KVCacheBackend::Status managedBackendStatus(const ManagedBackendFacts& fact
     }
   }
   api::setConditions(status.conditions, desired, owned, generation, now);
-  const Condition* members_condition = api::findCondition(status.conditions, bc::kMembersMounted);
-  const Condition members = members_condition != nullptr ? *members_condition : Condition{};
-
-  status.phase_message.clear();
-  if (backend.metadata.deleting) {
-    status.phase = std::string(api::kPhaseDeleting);
-    status.phase_message = observation::deletingMessage(facts.backend);
-  } else if (facts.image_error && status.endpoints.empty()) {
-    status.phase = std::string(api::kPhaseDegraded);
-    status.phase_message = "nothing rendered: " + *facts.image_error;
-  } else if (leader.status == api::kConditionFalse) {
-    const bool starting = leader.reason == bc::kReasonLeaderStarting ||
-                          leader.reason == bc::kReasonServicePlaneNotActive;
-    status.phase = std::string(starting ? api::kPhaseProvisioning : api::kPhaseError);
-    status.phase_message = leader.message;
-  } else if (facts.image_error) {
-    status.phase = std::string(api::kPhaseDegraded);
-    status.phase_message = "the backend runs, but changes would not reach it: " +
-                           *facts.image_error;
-  } else if (members.status == api::kConditionFalse) {
-    status.phase = std::string(api::kPhaseDegraded);
-    status.phase_message = members.reason + ": " + members.message;
-  } else if (leader.status == api::kConditionTrue) {
-    status.phase = std::string(api::kPhaseReady);
-  } else {
-    status.phase = std::string(api::kPhaseProvisioning);
-    status.phase_message = "waiting for the backend's workloads";
-  }
+  observation::setPhase(status, facts.backend, facts.image_error);
   return status;
 }
 

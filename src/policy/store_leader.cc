@@ -166,6 +166,7 @@ Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInp
     pod_spec["serviceAccountName"] = leaderName(b);
     pod_spec["automountServiceAccountToken"] = true;
   } else {
+    pod_spec["serviceAccountName"] = std::string(kUnelectedServiceAccount);
     pod_spec["automountServiceAccountToken"] = false;
   }
   if (!backend.spec.image_pull_secrets.empty()) {

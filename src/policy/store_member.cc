@@ -269,9 +269,7 @@ Result<Json> memberDaemonSet(const api::KVCacheBackend& backend, int group,
     pod_spec["hostNetwork"] = true;
   }
   pod_spec["automountServiceAccountToken"] = elect;
-  if (elect) {
-    pod_spec["serviceAccountName"] = memberName(b);
-  }
+  pod_spec["serviceAccountName"] = elect ? memberName(b) : std::string(kUnelectedServiceAccount);
   if (!backend.spec.image_pull_secrets.empty()) {
     pod_spec["imagePullSecrets"] = pullSecrets(backend);
   }

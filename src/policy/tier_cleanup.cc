@@ -1,25 +1,10 @@
 #include "kvc/policy/tier_cleanup.h"
 
-#include <charconv>
-
+#include "count_pair.h"
 #include "digest.h"
 
 namespace kvc::policy {
 namespace {
-
-std::optional<std::int64_t> take(std::string_view& text, std::string_view key) {
-  if (text.substr(0, key.size() + 1) != std::string(key) + "=") {
-    return std::nullopt;
-  }
-  text.remove_prefix(key.size() + 1);
-  std::int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end == text.data() || value < -1) {
-    return std::nullopt;
-  }
-  text.remove_prefix(static_cast<std::size_t>(end - text.data()));
-  return value;
-}
 
 std::string trimmedPath(std::string_view path) {
   std::string out(path);
@@ -32,27 +17,15 @@ std::string trimmedPath(std::string_view path) {
 }  // namespace
 
 std::string formatTierCleanup(const TierCleanupResult& result) {
-  return "removed=" + std::to_string(result.removed) +
-         " remaining=" + std::to_string(result.remaining);
+  return formatCountPair("removed", result.removed, "remaining", result.remaining);
 }
 
 std::optional<TierCleanupResult> parseTierCleanup(std::string_view message) {
-  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) {
-    message.remove_suffix(1);
-  }
-  TierCleanupResult out;
-  auto removed = take(message, "removed");
-  if (!removed || message.empty() || message.front() != ' ') {
+  auto counts = parseCountPair(message, "removed", "remaining");
+  if (!counts) {
     return std::nullopt;
   }
-  message.remove_prefix(1);
-  auto remaining = take(message, "remaining");
-  if (!remaining || !message.empty()) {
-    return std::nullopt;
-  }
-  out.removed = *removed;
-  out.remaining = *remaining;
-  return out;
+  return TierCleanupResult{counts->first, counts->second};
 }
 
 std::string tierCleanupComponent(int group) { return "tier-clean-" + std::to_string(group); }

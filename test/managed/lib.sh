@@ -57,6 +57,22 @@ master_serves() {
   curl -sf --max-time 2 "http://$(leader_admin "$1")/health" 2>/dev/null | grep -q '"service_ready": *true'
 }
 
+# walkthrough_namespace NAME: the seed's namespace (team-a), which other suites on the shared
+# cluster use too: waits out an earlier deletion, creates it when absent, deletes it at exit.
+walkthrough_namespace() {
+  local phase
+  for _ in $(seq 1 120); do
+    phase=$(kubectl get namespace "$1" -o jsonpath='{.status.phase}' 2>/dev/null)
+    [ "$phase" != Terminating ] && break
+    sleep 1
+  done
+  if [ -z "$phase" ] || [ "$phase" = Terminating ]; then
+    kvc_create_namespace "$1" >/dev/null || return 1
+  else
+    printf 'namespace/%s\n' "$1" >>"$KVC_CLEANUP_FILE"
+  fi
+}
+
 # delete_backend BACKEND: deletes it and waits until it and everything it rendered are gone.
 delete_backend() {
   kubectl delete kvcb "$1" --ignore-not-found --timeout=300s >/dev/null 2>&1

@@ -15,7 +15,7 @@ kvc_init
 kvc_require_real_nodes
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 b=mooncake-dram
-kvc_create_namespace team-a >/dev/null || { echo "FAIL: namespace team-a"; exit 1; }
+walkthrough_namespace team-a || { echo "FAIL: namespace team-a"; exit 1; }
 cleanup_pools() {
   kubectl -n team-a delete pods --all --grace-period=0 --force >/dev/null 2>&1
   kubectl -n team-a delete kvcpb --all --timeout=120s >/dev/null 2>&1

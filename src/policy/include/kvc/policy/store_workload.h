@@ -23,6 +23,12 @@ inline constexpr std::string_view kStoreRoleLabel = "mooncake.io/store-role";
 // `kvcache store leader` with every renewal and read by Lease-addressed members.
 inline constexpr std::string_view kMasterAddressAnnotation = "kvcache.gpustack.ai/master-address";
 
+// The account of the store's Pods while no election runs: named explicitly, not left out, because
+// the API server fills a Pod template's serviceAccountName from its deprecated serviceAccount
+// field — left out, the election account of an earlier template would come back when the
+// election is switched off, and its Pods would name an account that was pruned.
+inline constexpr std::string_view kUnelectedServiceAccount = "default";
+
 // What the renderers need besides the backend.
 struct StoreInputs {
   std::string namespace_name;   // where the store runs: the operator's namespace
