@@ -57,8 +57,10 @@ kubectl -n gpustack-system get deploy,ds,pods -l app.kubernetes.io/instance=moon
 
 banner "Step 4: high availability, one edit (leader.replicas: 3) -> 3 desired / 1 ready"
 kubectl patch kvcb mooncake-dram --type=merge -p '{"spec":{"connection":{"managed":{"leader":{"replicas":3}}}}}' >/dev/null
-kubectl -n gpustack-system rollout status deploy/mooncake-dram-leader --timeout=180s >/dev/null 2>&1 || true
-kubectl wait --for=condition=RolloutComplete --timeout=120s kvcb/mooncake-dram >/dev/null
+# Not `kubectl rollout status`: it waits for every replica to be available, and standbys never
+# are. RolloutComplete is the backend's own answer (the Deployment's generation observed too).
+kubectl wait --for=jsonpath='{.status.observedGeneration}'=2 --timeout=60s kvcb/mooncake-dram >/dev/null
+kubectl wait --for=condition=RolloutComplete --timeout=180s kvcb/mooncake-dram >/dev/null
 kubectl -n gpustack-system get deploy mooncake-dram-leader
 kubectl get kvcb mooncake-dram -o json | jq -r '.status.conditions[] | select(.type == "ElectionObserved" or .type == "RolloutComplete") | "  \(.type)=\(.status) \(.reason): \(.message)"'
 

@@ -91,7 +91,7 @@ Condition capacityObserved(const BackendReading& reading) {
   return makeCondition(bc::kCapacityObserved, api::kConditionTrue, bc::kReasonObserved,
                        "the master reports " + bytesText(*reading.total_capacity_bytes) +
                            " of memory" +
-                           (reading.total_file_capacity_bytes
+                           (reading.total_file_capacity_bytes.value_or(0) > 0
                                 ? " and " + bytesText(*reading.total_file_capacity_bytes) +
                                       " of disk tier"
                                 : std::string()));
