@@ -291,12 +291,45 @@ void CertificateKeeper::start() {
       clock_.sleepFor(stop, synced.ok() ? options_.period : options_.retry);
     }
   });
+  watcher_ = std::jthread([this](std::stop_token stop) { watchSecret(stop); });
+}
+
+void CertificateKeeper::watchSecret(std::stop_token stop) {
+  const kube::Api secrets(client_, kube::resources::secrets(), options_.namespace_name);
+  kube::WatchParams params;
+  params.field_selector = "metadata.name=" + options_.secret_name;
+  params.timeout_seconds = 300;
+  while (!stop.stop_requested()) {
+    // Every change of the Secret — another replica's renewal, or its deletion — is taken in
+    // hand at once: a pass writes what the Secret now holds, or issues a new one.
+    auto ended = secrets.watch(
+        params,
+        [&](kube::WatchEvent&& event) {
+          if (event.type == kube::WatchEventType::Added ||
+              event.type == kube::WatchEventType::Modified ||
+              event.type == kube::WatchEventType::Deleted) {
+            if (Status synced = syncOnce(stop); !synced.ok() && !stop.stop_requested()) {
+              spdlog::warn("webhook certificate: {} (the periodic pass retries)",
+                           synced.message());
+            }
+          }
+          return !stop.stop_requested();
+        },
+        stop);
+    if (!ended.ok() && !stop.stop_requested()) {
+      spdlog::debug("webhook certificate: the Secret watch ended ({}); watching again in {}s",
+                    ended.error().describe(), options_.retry.count());
+      clock_.sleepFor(stop, options_.retry);
+    }
+  }
 }
 
 void CertificateKeeper::stop() {
-  if (thread_.joinable()) {
-    thread_.request_stop();
-    thread_.join();
+  for (std::jthread* thread : {&watcher_, &thread_}) {
+    if (thread->joinable()) {
+      thread->request_stop();
+      thread->join();
+    }
   }
 }
 

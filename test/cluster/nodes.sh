@@ -56,8 +56,46 @@ nodes_preflight() {
   fi
   if ip link show "$NODE_BRIDGE" >/dev/null 2>&1; then
     local owner; owner=$(ip -o link show "$NODE_BRIDGE" | sed -n 's/.* alias \(.*\)$/\1/p')
-    [ "$owner" = "kvcache-operator:$D" ] || die "another cluster's real nodes run on this machine (bridge $NODE_BRIDGE, ${owner:-no owner}): kube-proxy's iptables and the bridge are per machine. Stop it (cluster.sh down ${owner#kvcache-operator:}) or start this one with KVC_REAL_NODES=0"
+    if [ "$owner" != "kvcache-operator:$D" ]; then
+      if [[ $owner == kvcache-operator:/* ]] && ! cluster_alive "${owner#kvcache-operator:}"; then
+        reclaim_dead_cluster "${owner#kvcache-operator:}"
+      else
+        die "another cluster's real nodes run on this machine (bridge $NODE_BRIDGE, ${owner:-no owner}): kube-proxy's iptables and the bridge are per machine. Stop it (cluster.sh down ${owner#kvcache-operator:}) or start this one with KVC_REAL_NODES=0"
+      fi
+    fi
   fi
+}
+
+# cluster_alive DIR: a process of the cluster in DIR still runs (its API server, etcd, a kubelet
+# or a containerd, each checked by its saved pid and binary).
+cluster_alive() (
+  D=$1
+  local f
+  for f in "$D"/kube-apiserver.pid "$D"/etcd.pid "$D"/kubelet-*.pid "$D"/containerd-*.pid; do
+    [ -e "$f" ] && pid_alive "$(basename "$f" .pid)" && return 0
+  done
+  return 1
+)
+
+# reclaim_dead_cluster DIR: the cluster in DIR had real nodes and its processes are gone without
+# a `down` (its session was ended, a CI run was killed): the bridge, kube-proxy's rules, mounts,
+# network namespaces and cgroups it left would make this `up` refuse or misroute. With its record
+# of the host settings, its own `down` undoes them exactly; without one (DIR was removed), what
+# our pieces add is removed by name: the bridge, rules naming it or kube-proxy's KUBE- chains, the
+# CNI's cni-* namespaces, mounts and processes under DIR.
+reclaim_dead_cluster() {
+  local odir=$1 pid n
+  log "the real nodes of a cluster that no longer runs ($odir) left their host settings behind: undoing them"
+  if [ -e "$odir/host-state/recorded" ]; then
+    ( D=$odir; stop_all ) || die "could not undo the host settings of $odir (cluster.sh down $odir)"
+    return 0
+  fi
+  for pid in $(pgrep -f -- "-address $odir/" || true); do kill -KILL "$pid" 2>/dev/null || true; done
+  umount_under "$odir"
+  for n in $(ls /var/run/netns 2>/dev/null | grep '^cni-' || true); do ip netns delete "$n" 2>/dev/null || true; done
+  ip link delete "$NODE_BRIDGE" 2>/dev/null || true
+  iptables-save | grep -v -e "$NODE_BRIDGE" -e 'KUBE-' | iptables-restore \
+    || die "could not remove the iptables rules of $odir"
 }
 
 # --- host state ----------------------------------------------------------------------------

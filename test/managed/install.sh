@@ -34,6 +34,7 @@ case $step in
     kubectl delete kvcachepools,kvcachebackends --all --timeout=300s >/dev/null 2>&1
     kubectl delete -k "$state/overlay" --wait=true --timeout=240s >/dev/null 2>&1
     rm -rf "$state/overlay"
+    for _ in $(seq 1 180); do kubectl get namespace gpustack-system >/dev/null 2>&1 || break; sleep 1; done
     kubectl create namespace gpustack-system >/dev/null 2>&1 &&
       kubectl annotate namespace gpustack-system scheduler.alpha.kubernetes.io/node-selector=type=real >/dev/null
     bash "$root/test/cluster/fixture.sh" crds "$KVC_CLUSTER_DIR" >/dev/null

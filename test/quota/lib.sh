@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # Helpers of the quota integration tests: the pool and Binding controllers and their admission,
-# through the real API server and the operator of test/webhook/operator.sh (whose controllers
-# reconcile only objects labelled kvcache-test.gpustack.ai/reconcile=true, and whose pool and
-# Binding validation applies only to objects labelled kvcache-test.gpustack.ai/validate=true),
-# against real Mooncake masters that each test starts for itself (test/store/store.sh).
+# through the real API server and the in-cluster operator of test/webhook/operator.sh (whose
+# controllers reconcile only objects labelled kvcache-test.gpustack.ai/reconcile=true, and whose
+# pool, Binding and backend validation applies only to objects labelled
+# kvcache-test.gpustack.ai/validate=true), against real Mooncake masters that each test starts
+# for itself (test/store/store.sh) on the bridge address the operator's Pods reach.
 #
 #   . "$(dirname "$0")/../lib.sh"
 #   kvc_quota_init                      # cluster env, operator env, a unique suffix $KVC_ID
@@ -27,6 +28,9 @@ kvc_quota_init() {
   trap 'kvc_quota_cleanup' EXIT
   KVCACHE=$KVC_OPERATOR_BINARY
   STORE_SH=$KVC_REPO_DIR/test/store/store.sh
+  # Every store on the bridge address (restarts included): the in-cluster operator reaches the
+  # host there, never on 127.0.0.1.
+  export KVC_STORE_HOST=$KVC_HOST_ADDRESS
 }
 
 kvc_quota_cleanup() {

@@ -45,3 +45,18 @@ kvc_webhook_answers() {
   out=$(kubectl create --dry-run=server -o json -f - <<<"$pod" 2>&1) || true
   [[ $out == *'admission webhook "mutate.gpustack-worker-kvcache.core.v1.pod"'*kvcache-readiness-probe* ]]
 }
+
+# kvc_operator_metrics: the /metrics pages of every replica of the in-cluster operator, one after
+# the other (a counter summed over them is the operator's); fails unless every replica answered
+# with the admission counters, so a check on them can never read an unreachable page as 0.
+kvc_operator_metrics() {
+  local ip page n=0
+  for ip in $(kubectl -n gpustack-system get pods -l app.kubernetes.io/name=kvcache-operator \
+      --field-selector status.phase=Running -o jsonpath='{.items[*].status.podIP}'); do
+    page=$(curl -sf --max-time 3 "http://$ip:8080/metrics") || return 1
+    grep -q '^kvcache_admission_requests_total' <<<"$page" || return 1
+    printf '%s\n' "$page"
+    n=$((n + 1))
+  done
+  [ "$n" -gt 0 ]
+}

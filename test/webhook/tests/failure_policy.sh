@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# With the webhook unreachable, a labelled Pod is refused (mutating: failurePolicy Fail, fail
-# closed) while updates of labelled Pods are admitted (validating: Ignore, fail open).
+# With the webhook unreachable — the in-cluster operator scaled to 0 replicas, so its Service has
+# no endpoint — a labelled Pod is refused (mutating: failurePolicy Fail, fail closed) while updates
+# of labelled Pods are admitted (validating: Ignore, fail open).
 . "$(dirname "$0")/../../cluster/lib.sh"
 . "$(dirname "$0")/../lib.sh"
 kvc_init
@@ -22,9 +23,9 @@ spec:
 YAML
 }
 pod before | kubectl create -f - >/dev/null
-# Point both configurations at a port where nothing listens: the webhook is down.
-dead=https://127.0.0.1:9
-"$KVC_REPO_DIR/test/webhook/operator.sh" register "$KVC_OPERATOR_DIR" "$dead"
+# No replica: nothing answers behind the Service, the webhook is down.
+kvc_assert_ok "the operator is scaled to 0 replicas" \
+  "$KVC_REPO_DIR/test/webhook/operator.sh" scale "$KVC_OPERATOR_DIR" 0
 work=$(mktemp -d)
 pod down >"$work/down.yaml"
 pod after >"$work/after.yaml"
@@ -35,7 +36,8 @@ down_refused() {
 kvc_wait_for 60 "a labelled Pod is refused while the webhook is down (fail closed)" down_refused
 kvc_assert_ok "an update of a labelled Pod is admitted while the webhook is down (fail open)" \
   kubectl -n "$ns" annotate pod before kvcache.gpustack.ai/injected='{"forged":true}' --overwrite
-"$KVC_REPO_DIR/test/webhook/operator.sh" register "$KVC_OPERATOR_DIR"
+kvc_assert_ok "the operator is scaled back to 2 replicas" \
+  "$KVC_REPO_DIR/test/webhook/operator.sh" scale "$KVC_OPERATOR_DIR" 2
 injected_again() {
   kubectl create --dry-run=server -o json -f "$work/after.yaml" | grep -q kvcache.gpustack.ai/injected
 }

@@ -56,8 +56,9 @@ kvc_assert_ok "a forged record on a Pod that never opted in is admitted" \
 
 # The freeze webhook's answers so far (the tests hold the webhook lock: nobody else's).
 validate_calls() {
-  curl -s "$KVC_OPERATOR_METRICS_URL" |
-    awk '/^kvcache_admission_requests_total\{.*webhook="validate-pod"/ {n += $NF} END {print n + 0}'
+  local pages
+  pages=$(kvc_operator_metrics) || { echo unreadable; return; }
+  awk '/^kvcache_admission_requests_total\{.*webhook="validate-pod"/ {n += $NF} END {print n + 0}' <<<"$pages"
 }
 kvc_assert_refused "pods/status: editing the client-config is refused" \
   "kvcache.gpustack.ai/client-config" \

@@ -9,8 +9,17 @@ kvc_init
 . "$KVC_OPERATOR_DIR/operator.env"
 ns=$(kvc_fresh_namespace untouched)
 work=$(mktemp -d)
-# Whatever happens below, the webhooks are registered again for the tests that follow.
-trap '"$KVC_REPO_DIR/test/webhook/operator.sh" register "$KVC_OPERATOR_DIR" >/dev/null 2>&1' EXIT
+# The mutating configuration as installed (its caBundle included), put back after each removal
+# and, whatever happens below, at exit for the tests that follow.
+kubectl get mutatingwebhookconfiguration gpustack-worker-mutation -o json |
+  jq 'del(.metadata.uid, .metadata.resourceVersion, .metadata.creationTimestamp, .metadata.generation, .metadata.managedFields)' \
+  >"$work/mutation.json"
+register() {
+  kubectl get mutatingwebhookconfiguration gpustack-worker-mutation >/dev/null 2>&1 ||
+    kubectl create -f "$work/mutation.json" >/dev/null
+  kvc_wait_for 60 "the webhook is back in the API server's path" kvc_canary_injected
+}
+trap 'register >/dev/null 2>&1; rm -rf "$work"; kvc_cleanup' EXIT
 render() {  # render FILE: the Pod as the API server would create it, normalised
   local out
   out=$(kubectl create --dry-run=server -n "$ns" -o json -f "$work/pod.yaml") || return 1
@@ -36,7 +45,7 @@ YAML
   # The API server drops the webhook through an informer: wait until it no longer calls it.
   kvc_wait_for 60 "label $label: the webhook is out of the API server's path" not_injected
   render "$work/without.json" || _kvc_fail "label $label: created without the webhook" "kubectl failed"
-  "$KVC_REPO_DIR/test/webhook/operator.sh" register "$KVC_OPERATOR_DIR"
+  register
   kvc_assert_eq "label $label: both creates returned the Pod" "Pod Pod" \
     "$(jq -r .kind "$work/with.json" 2>/dev/null) $(jq -r .kind "$work/without.json" 2>/dev/null)"
   if cmp -s "$work/with.json" "$work/without.json"; then
@@ -45,5 +54,4 @@ YAML
     _kvc_fail "label $label: the webhook changed an unlabelled Pod" "$(diff "$work/without.json" "$work/with.json" | head -20)"
   fi
 done
-rm -rf "$work"
 kvc_done

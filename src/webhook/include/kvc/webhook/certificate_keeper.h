@@ -47,7 +47,9 @@ public:
   // Repeats syncOnce every `retry` until the files exist (the webhook server cannot start
   // without them) or `stop` is requested or `timeout` passes.
   Status syncUntilReady(std::stop_token stop, std::chrono::seconds timeout);
-  // Keeps syncing in the background: every `period`, every `retry` after a failure.
+  // Keeps syncing in the background: every `period`, every `retry` after a failure, and at once
+  // whenever the Secret changes or goes (a watch by name): one replica's renewal, or a deleted
+  // Secret, reaches every replica in seconds, not at its next period.
   void start();
   void stop();
 
@@ -58,6 +60,7 @@ private:
   Status ensureSecret(Pems& pems, std::stop_token stop);
   Status writeFiles(const Pems& pems);
   Status syncCaBundles(const std::string& ca_pem, std::stop_token stop);
+  void watchSecret(std::stop_token stop);
 
   kube::ClientPtr client_;
   CertificateKeeperOptions options_;
@@ -66,6 +69,7 @@ private:
   // The kind each configuration name was found as (passes run under mutex_).
   std::map<std::string, const kube::ResourceType*> kinds_;
   std::jthread thread_;
+  std::jthread watcher_;  // the Secret, watched by name: a change is synced at once
 };
 
 }  // namespace kvc::webhook
