@@ -5,8 +5,10 @@
 # manifests (`kubectl apply -k` of deploy/overlays/local, pinned to this build). It then runs the
 # walkthrough on it: Step 1's managed KVCacheBackend (its leader and two members run Mooncake from
 # the store image on the real nodes; CAPACITY is what they registered), Step 4's standbys, Steps 2
-# and 6 (a pool and three Bindings, whose grants the controllers read from that master), a vLLM
-# Pod, an SGLang Pod and one that is refused; prints what happened, and leaves everything running.
+# and 6 (a pool and three Bindings, whose grants the controllers read from that master), Steps 3
+# and 6's ModelDeployments (their role Deployments on the fake GPU nodes, CacheAttached read from
+# their own status), a vLLM Pod, an SGLang Pod and one that is refused; prints what happened, and
+# leaves everything running.
 #
 # Usage: scripts/run.sh          set up (the first run builds the cluster: ~15-25 min), run the demo
 #        scripts/run.sh down     tear it all down (and restore every host setting the nodes changed)
@@ -87,6 +89,21 @@ echo
 admin=$(kubectl -n gpustack-system get service mooncake-dram-leader -o jsonpath='{.spec.clusterIP}'):9003
 "$kvcache" store status --admin "$admin" | sed -n '/TENANT LEDGER/,$p'
 
+banner "Steps 3 and 6: ModelDeployments qwen-chat (Binding team-a) and qwen-chat-fp8 (Binding qwen-fp8), as written"
+# The engine Pods land on the fake GPU nodes (kwok): no engine can run here, but every rendered
+# Deployment, its client configuration and the deployment's own status are real.
+kubectl apply --server-side -f "$root/examples/walkthrough/step3-modeldeployment.yaml" >/dev/null
+kubectl apply --server-side -f "$root/examples/walkthrough/step6-qwen-fp8.yaml" >/dev/null
+kubectl -n team-a wait --for=jsonpath='{.status.phase}'=Ready --timeout=180s md/qwen-chat md/qwen-chat-fp8 >/dev/null
+kubectl -n team-a get md
+echo
+echo "$ kubectl -n team-a get md qwen-chat -o jsonpath='{.status.conditions[?(@.type==\"CacheAttached\")]}'"
+kubectl -n team-a get md qwen-chat -o jsonpath='{.status.conditions[?(@.type=="CacheAttached")]}'; echo
+kubectl -n team-a get md qwen-chat -o json | jq -c '{kvCache: .status.kvCache, roles: .status.roles}'
+echo "qwen-chat-fp8-server args (the dtype from Binding qwen-fp8):"
+kubectl -n team-a get deploy qwen-chat-fp8-server -o jsonpath='{.spec.template.spec.containers[0].args}'; echo
+kubectl -n team-a get kvcpb team-a -o jsonpath='{"Binding team-a status.usedBy: "}{.status.usedBy}{"\n"}'
+
 banner "submitting a vLLM Pod, an SGLang Pod and a Pod launched through bash -lc (namespace team-a)"
 kubectl -n team-a delete pod vllm-chat sglang-chat vllm-scripted --ignore-not-found --wait=false >/dev/null 2>&1 || true
 kubectl create -f "$root/examples/demo/pods.yaml" 2>"$demo/refused.txt" || true
@@ -122,6 +139,8 @@ cat <<TXT
   kubectl describe kvcp shared-dram                 # every condition, with its reason
   kubectl -n gpustack-system get pods -l app.kubernetes.io/instance=mooncake-dram -o wide
   kubectl -n gpustack-system logs deploy/kvcache-operator   # the operator (2 replicas, one leads)
+  kubectl -n team-a get md                          # the ModelDeployments and their phase
+  kubectl -n team-a describe md qwen-chat           # CacheAttached and the other conditions
   kubectl -n team-a get pods -o wide                # the injected Pods (on the fake GPU nodes)
   kubectl -n team-a get events.events.k8s.io        # KVCacheInjected / KVCacheInjectionRefused
   $kvcache store status --admin $admin   # the master's own view (the leader Service)

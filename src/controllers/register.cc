@@ -2,6 +2,7 @@
 
 #include "kvc/controllers/backend_controller.h"
 #include "kvc/controllers/indexes.h"
+#include "kvc/controllers/model_deployment_controller.h"
 #include "kvc/controllers/pool_controller.h"
 #include "kvc/kube/resource.h"
 #include "kvc/runtime/settings_cache.h"
@@ -241,6 +242,81 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
     return out;
   });
   manager.addController(pool_controller);
+
+  // The ModelDeployment controller: the deployments, their role Deployments in every watched
+  // namespace, and what a deployment's Binding resolves through.
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr model_deployments,
+                       informer(kube::resources::modelDeployments(), setup.watch_namespace,
+                                setup.selector));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr workloads,
+                       informer(kube::resources::deployments(), setup.watch_namespace,
+                                roleWorkloadSelector()));
+  model_deployments->addIndex(kModelDeploymentsByBinding, &modelDeploymentBinding);
+  ModelDeploymentControllerConfig md_config;
+  md_config.client = manager.client();
+  md_config.deployments = &model_deployments->cache();
+  md_config.workloads = &workloads->cache();
+  md_config.bindings = &bindings->cache();
+  md_config.pools = &pools->cache();
+  md_config.backends = &backends->cache();
+  md_config.settings = [settings_cache] { return settings_cache->current(); };
+  md_config.events = &manager.events();
+  md_config.metrics = &manager.metrics();
+  runtime::ControllerOptions md_options;
+  md_options.name = std::string(kModelDeploymentControllerName);
+  md_options.workers = setup.workers;
+  md_options.metrics = &manager.metrics();
+  auto md_controller = std::make_shared<runtime::Controller>(
+      std::move(md_options), std::make_shared<ModelDeploymentReconciler>(md_config));
+  md_controller->watch(*model_deployments, &runtime::requestForObject,
+                       &runtime::specOrLifecycleChanged);
+  md_controller->watch(*workloads,
+                       runtime::requestForOwner(kube::resources::modelDeployments()),
+                       &runtime::anyChange);
+  const runtime::Cache* md_cache = &model_deployments->cache();
+  // The deployments attached through a Binding (its key "<namespace>/<name>").
+  auto attached_to = [md_cache](const std::string& binding_key,
+                                std::vector<runtime::Request>& out) {
+    for (const runtime::ObjectPtr& md : md_cache->byIndex(kModelDeploymentsByBinding, binding_key)) {
+      out.push_back({kube::object::namespaceName(*md), kube::object::name(*md)});
+    }
+  };
+  md_controller->watch(*bindings, [attached_to](const Json& binding) {
+    std::vector<runtime::Request> out;
+    attached_to(kube::object::key(binding), out);
+    return out;
+  });
+  md_controller->watch(*pools, [attached_to, binding_cache](const Json& pool) {
+    std::vector<runtime::Request> out;
+    for (const runtime::ObjectPtr& binding :
+         binding_cache->byIndex(kBindingsByPool, kube::object::name(pool))) {
+      attached_to(kube::object::key(*binding), out);
+    }
+    return out;
+  });
+  md_controller->watch(
+      *backends,
+      [attached_to, binding_cache, pool_cache](const Json& backend) {
+        std::vector<runtime::Request> out;
+        for (const runtime::ObjectPtr& pool :
+             pool_cache->byIndex(kPoolsByBackend, kube::object::name(backend))) {
+          for (const runtime::ObjectPtr& binding :
+               binding_cache->byIndex(kBindingsByPool, kube::object::name(*pool))) {
+            attached_to(kube::object::key(*binding), out);
+          }
+        }
+        return out;
+      },
+      &runtime::specOrLifecycleChanged);
+  md_controller->watch(*settings, [md_cache](const Json&) {
+    // Every deployment: the dtype Setting is rendered onto every pool-attached role.
+    std::vector<runtime::Request> out;
+    for (const runtime::ObjectPtr& md : md_cache->list()) {
+      out.push_back({kube::object::namespaceName(*md), kube::object::name(*md)});
+    }
+    return out;
+  });
+  manager.addController(md_controller);
   return okStatus();
 }
 

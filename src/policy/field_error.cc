@@ -24,8 +24,8 @@ std::string_view fieldErrorReason(FieldErrorType type) {
   return "FieldValueInvalid";
 }
 
-std::string describeFieldError(const FieldError& error) {
-  std::string out = error.field + ": " + std::string(fieldErrorTypeText(error.type));
+std::string fieldErrorBody(const FieldError& error) {
+  std::string out(fieldErrorTypeText(error.type));
   if (error.value) {
     out += ": \"" + *error.value + "\"";
   }
@@ -33,6 +33,10 @@ std::string describeFieldError(const FieldError& error) {
     out += ": " + error.detail;
   }
   return out;
+}
+
+std::string describeFieldError(const FieldError& error) {
+  return error.field + ": " + fieldErrorBody(error);
 }
 
 std::string invalidMessage(std::string_view kind, std::string_view name,

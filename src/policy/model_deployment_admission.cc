@@ -92,7 +92,24 @@ public:
         old_->metadata.annotations == md_.metadata.annotations) {
       return {};  // a finalizer removal (or nothing at all): never refused
     }
-    auto engine = modelDeploymentEngine(md_, request_.manufacturer);
+    auto manufacturer = modelDeploymentManufacturer(md_);
+    if (!manufacturer.ok()) {
+      if (old_ == nullptr || annotation(*old_) != annotation(md_)) {
+        // The message names the annotation for the controller's RenderFailed; the cause names
+        // it already.
+        std::string detail = manufacturer.status().message();
+        if (const std::string prefix = manufacturerField() + ": "; detail.starts_with(prefix)) {
+          detail.erase(0, prefix.size());
+        }
+        error(FieldErrorType::Invalid, manufacturerField(), annotation(md_), detail);
+      }
+    } else if (old_ != nullptr && annotation(*old_) != annotation(md_)) {
+      error(FieldErrorType::Forbidden, manufacturerField(), std::nullopt,
+            manufacturerField() +
+                " is frozen after creation (with spec.engine.name it selects the runtime); "
+                "create another ModelDeployment");
+    }
+    auto engine = modelDeploymentEngine(md_, manufacturer.ok() ? *manufacturer : std::string());
     if (!engine.ok()) {
       if (old_ == nullptr) {
         verdict_.errors.push_back({FieldErrorType::Invalid, "spec.engine.name",
@@ -120,6 +137,19 @@ public:
 
 private:
   bool isVLLM() const { return md_.spec.engine.name == api::kEngineVLLM; }
+
+  static std::string manufacturerField() {
+    return "metadata.annotations[" + std::string(kAnnotationManufacturer) + "]";
+  }
+  // The manufacturer annotation as written (nullopt: absent).
+  static std::optional<std::string> annotation(const api::ModelDeployment& deployment) {
+    const auto& annotations = deployment.metadata.annotations;
+    const auto found = annotations.find(std::string(kAnnotationManufacturer));
+    if (found == annotations.end()) {
+      return std::nullopt;
+    }
+    return found->second;
+  }
 
   void error(FieldErrorType type, std::string field, std::optional<std::string> value,
              std::string detail) {

@@ -349,6 +349,22 @@ private:
 
 }  // namespace
 
+Result<std::string> modelDeploymentManufacturer(const api::ModelDeployment& deployment) {
+  const auto& annotations = deployment.metadata.annotations;
+  const auto found = annotations.find(std::string(kAnnotationManufacturer));
+  if (found == annotations.end()) {
+    return std::string();
+  }
+  if (found->second != kManufacturerAscend) {
+    return invalidArgument("metadata.annotations[" + std::string(kAnnotationManufacturer) +
+                           "]: " + inQuotes(found->second) +
+                           " is not a manufacturer this operator knows; only \"ascend\" "
+                           "(vLLM-Ascend, with spec.engine.name vLLM) is: set it exactly, or "
+                           "remove the annotation for NVIDIA GPUs");
+  }
+  return found->second;
+}
+
 Result<Engine> modelDeploymentEngine(const api::ModelDeployment& deployment,
                                      std::string_view manufacturer) {
   const std::string& name = deployment.spec.engine.name;

@@ -92,6 +92,11 @@ std::string encodeAdmissionReview(const AdmissionResponse& response) {
                           {"field", cause.field}});
       }
       status["details"] = {{"causes", causes}};
+      if (!response.details_kind.empty()) {
+        status["details"]["group"] = response.details_group;
+        status["details"]["kind"] = response.details_kind;
+        status["details"]["name"] = response.details_name;
+      }
     }
     body["status"] = std::move(status);
   }

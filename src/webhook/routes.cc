@@ -88,6 +88,14 @@ std::map<std::string, runtime::HttpHandler> makeRoutes(const WebhookRoutes& conf
         "validate-backend",
         [backend](const AdmissionRequest& r) { return backend->admitBackend(r); }, metrics);
   }
+  if (auto deployments = config.model_deployment) {
+    routes[std::string(kValidateModelDeploymentPath)] = admissionRoute(
+        "validate-modeldeployment",
+        [deployments](const AdmissionRequest& r) {
+          return deployments->admitModelDeployment(r);
+        },
+        metrics);
+  }
   routes["/healthz"] = [](const runtime::HttpServerRequest&) { return plain(200, "ok"); };
   auto ready = config.ready;
   routes["/readyz"] = [ready](const runtime::HttpServerRequest&) {

@@ -16,8 +16,11 @@ AdmissionResponse verdictResponse(const std::string& uid, std::string_view kind,
     response = deny(uid, 422, "Invalid", policy::invalidMessage(kind, name, verdict.errors));
     for (const policy::FieldError& error : verdict.errors) {
       response.causes.push_back({std::string(policy::fieldErrorReason(error.type)),
-                                 policy::describeFieldError(error), error.field});
+                                 policy::fieldErrorBody(error), error.field});
     }
+    response.details_group = std::string(kGroup);
+    response.details_kind = std::string(kind);
+    response.details_name = name;
   }
   response.warnings = verdict.warnings;
   return response;

@@ -223,8 +223,8 @@ metadata:
 $extra
 spec: {}
 status:
-  allocatable: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 500Gi}
-  capacity: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 500Gi}
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 500Gi, nvidia.com/gpu: "8"}
+  capacity: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 500Gi, nvidia.com/gpu: "8"}
   nodeInfo:
     architecture: amd64
     operatingSystem: linux

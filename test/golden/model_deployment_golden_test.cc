@@ -4,8 +4,9 @@
 // KVC_UPDATE_GOLDEN=1 rewrites the goldens; a golden without an input fails the run, and so does
 // an input key the area's schema does not know.
 //
-// Both areas read the cluster from the injection corpus (inject/clusters/<name>.yaml), so a case
-// attaches to the very Bindings, pools and backends the Pod injection goldens resolve.
+// render and admission read the cluster from the injection corpus (inject/clusters/<name>.yaml),
+// so a case attaches to the very Bindings, pools and backends the Pod injection goldens resolve.
+// status takes its facts as written in the case.
 //
 // render
 //   modelDeployment: a whole ModelDeployment (api::modelDeploymentFromJson)
@@ -13,7 +14,6 @@
 //                    resolved there with policy::resolveBinding, as the controller does; a
 //                    refusal passes no Binding (no connector). Its gpustack-settings ConfigMap
 //                    gives the Settings
-//   manufacturer:    "" (default) or ascend
 //   settings:        overrides {dtypeOwned, imagePullPolicy, imagePullSecrets, tcpTwReuse}
 //   golden:          "# engine" and "# binding" comment lines (what was resolved, or why not),
 //                    then each Deployment as a YAML document headed by a comment naming the role,
@@ -24,10 +24,38 @@
 //   operation:       CREATE|UPDATE (default CREATE)
 //   modelDeployment: the object; old: the stored one (UPDATE)
 //   dtypeOwned:      the Setting model-deployment-kv-cache-dtype-owned (default true)
-//   manufacturer:    as in render
 //   cluster:         inject/clusters/<name>.yaml: policy::lookUpAttachment reads the Binding's
 //                    pool and backend from it (absent: not looked up)
 //   golden:          the verdict (verdict.h)
+//
+// status  (policy::modelDeploymentStatus, modelDeploymentEvents, holdsBinding, setBindingUsedBy)
+//   modelDeployment: a whole ModelDeployment: metadata (generation, deletionTimestamp), spec, and
+//                    the status as last written (conditions with their lastTransitionTime,
+//                    phase, roles[])
+//   binding:         the KVCachePoolBinding spec.kvCache.poolRef names (api::bindingFromJson),
+//                    its status included; absent or null: not found
+//   refusal:         {reason: a RefusalReason name, message}: why resolveBinding gave no
+//                    connector. Default: BindingTerminating for a deleting Binding, else none
+//   resolution:      overrides of the Resolution the roles were rendered against, used when the
+//                    Binding is found and there is no refusal: {pool (default: its
+//                    spec.poolRef), backend (mooncake-dram), masterAddress
+//                    (mooncake-dram-leader.gpustack-system.svc:50051; "" = an unreached pool),
+//                    protocol (tcp)}
+//   renderError:     renderModelDeployment's error message (nothing rendered this pass)
+//   roles:           [{name, renderedHash (default "hash-<name>"; none with renderError),
+//                      attached (default: what the renderer does — a Resolution with an address
+//                      and no roles[].command), deployment}]. `deployment` is the live
+//                    Deployment as Kubernetes JSON, only what is read (metadata.generation,
+//                    spec.replicas, the template's pod-spec-hash annotation, status); a missing
+//                    spec.replicas is the role's roles[].replicas and a missing spec.template
+//                    carries renderedHash. A spec role not listed, or listed without
+//                    deployment: its Deployment does not exist
+//   podsLeft:        Pods of the roles still present (default 0)
+//   endpoint:        the address passed as status.endpoint (default none)
+//   generation:      default metadata.generation;  now: default 2025-06-01T12:00:00Z
+//   golden:          {"status": modelDeploymentStatusToJson(...), "events": [{type, reason,
+//                    message}], "holdsBinding": bool, "bindingUsedBy": the Binding's
+//                    status.usedBy after setBindingUsedBy (only with a Binding)}
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -46,7 +74,9 @@
 #include "kvc/api/model_deployment.h"
 #include "kvc/common/yaml.h"
 #include "kvc/policy/model_deployment_admission.h"
+#include "kvc/api/binding.h"
 #include "kvc/policy/model_deployment_render.h"
+#include "kvc/policy/model_deployment_status.h"
 #include "kvc/policy/refusal.h"
 #include "kvc/policy/resolve.h"
 #include "kvc/policy/store_workload.h"
@@ -101,12 +131,11 @@ std::string resolutionLine(const Resolution& r) {
 }
 
 std::string renderCase(const Json& input) {
-  onlyKeys(input, {"modelDeployment", "cluster", "manufacturer", "settings"});
+  onlyKeys(input, {"modelDeployment", "cluster", "settings"});
   const api::ModelDeployment md = deploymentAt(input, "modelDeployment");
   cmd::ClusterFile cluster = clusterOf(input.value("cluster", std::string("default")));
   ModelDeploymentInputs inputs;
   inputs.settings = cluster.settings;
-  inputs.manufacturer = input.value("manufacturer", std::string());
   const Json settings = input.value("settings", Json::object());
   onlyKeys(settings, {"dtypeOwned", "imagePullPolicy", "imagePullSecrets", "tcpTwReuse"});
   inputs.settings.kv_cache_dtype_owned =
@@ -117,6 +146,11 @@ std::string renderCase(const Json& input) {
       settings.value("imagePullSecrets", inputs.settings.image_pull_secrets);
   inputs.settings.tcp_tw_reuse = settings.value("tcpTwReuse", inputs.settings.tcp_tw_reuse);
 
+  auto manufacturer = modelDeploymentManufacturer(md);
+  if (!manufacturer.ok()) {
+    return "# error\n" + manufacturer.status().toString() + "\n";
+  }
+  inputs.manufacturer = *manufacturer;
   auto engine = modelDeploymentEngine(md, inputs.manufacturer);
   if (!engine.ok()) {
     return "# error\n" + engine.status().toString() + "\n";
@@ -163,7 +197,7 @@ std::string renderCase(const Json& input) {
 // admission
 
 std::string admissionCase(const Json& input) {
-  onlyKeys(input, {"operation", "modelDeployment", "old", "dtypeOwned", "manufacturer", "cluster"});
+  onlyKeys(input, {"operation", "modelDeployment", "old", "dtypeOwned", "cluster"});
   ModelDeploymentAdmission request;
   const std::string operation = input.value("operation", std::string("CREATE"));
   if (operation != "CREATE" && operation != "UPDATE") {
@@ -176,7 +210,6 @@ std::string admissionCase(const Json& input) {
     request.old = deploymentAt(input, "old");
   }
   request.dtype_owned = input.value("dtypeOwned", true);
-  request.manufacturer = input.value("manufacturer", std::string());
   if (input.contains("cluster") && request.deployment.spec.kv_cache) {
     cmd::ClusterFile cluster = clusterOf(input["cluster"].get<std::string>());
     auto found = lookUpAttachment(cluster.snapshot, request.deployment.metadata.namespace_name,
@@ -193,11 +226,122 @@ std::string admissionCase(const Json& input) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// status
+
+RefusalReason refusalReasonNamed(const std::string& name) {
+  for (int i = 0; i <= static_cast<int>(RefusalReason::EngineMismatch); ++i) {
+    const auto reason = static_cast<RefusalReason>(i);
+    if (refusalReasonName(reason) == name) {
+      return reason;
+    }
+  }
+  throw BadInput("refusal.reason: \"" + name + "\" is not a RefusalReason");
+}
+
+std::string statusCase(const Json& input) {
+  onlyKeys(input, {"modelDeployment", "binding", "refusal", "resolution", "renderError", "roles",
+                   "podsLeft", "endpoint", "generation", "now"});
+  ModelDeploymentFacts facts;
+  facts.deployment = deploymentAt(input, "modelDeployment");
+  const api::ModelDeployment& md = facts.deployment;
+  if (input.contains("binding") && !input["binding"].is_null()) {
+    auto binding = api::bindingFromJson(input["binding"]);
+    if (!binding.ok()) {
+      throw BadInput("binding: " + binding.status().message());
+    }
+    facts.binding = std::move(binding).value();
+  }
+  if (input.contains("refusal")) {
+    const Json& refusal = input["refusal"];
+    onlyKeys(refusal, {"reason", "message"});
+    facts.refusal = Refusal{refusalReasonNamed(refusal.value("reason", std::string())),
+                            refusal.value("message", std::string())};
+  } else if (facts.binding && facts.binding->metadata.deleting) {
+    facts.refusal = Refusal{RefusalReason::BindingTerminating,
+                            "KVCachePoolBinding is being deleted"};
+  }
+  if (facts.binding && !facts.refusal) {
+    const Json overrides = input.value("resolution", Json::object());
+    onlyKeys(overrides, {"pool", "backend", "masterAddress", "protocol"});
+    Resolution r;
+    r.binding = facts.binding->metadata.name;
+    r.pool = overrides.value("pool", facts.binding->spec.pool_ref);
+    r.backend = overrides.value("backend", std::string("mooncake-dram"));
+    r.master_address = overrides.value(
+        "masterAddress", std::string("mooncake-dram-leader.gpustack-system.svc:50051"));
+    r.protocol = overrides.value("protocol", std::string("tcp"));
+    r.domain = facts.binding->spec.domain;
+    r.tenant_injected = true;
+    facts.resolution = r;
+  } else if (input.contains("resolution")) {
+    throw BadInput("resolution: only used with a Binding found and no refusal");
+  }
+  if (input.contains("renderError")) {
+    facts.render_error = input["renderError"].get<std::string>();
+  }
+  const bool reachable = md.spec.kv_cache && facts.resolution &&
+                         !facts.resolution->master_address.empty();
+  std::map<std::string, Json> listed;
+  for (const Json& role : input.value("roles", Json::array())) {
+    onlyKeys(role, {"name", "renderedHash", "attached", "deployment"});
+    listed[role.value("name", std::string())] = role;
+  }
+  for (const api::ModelDeploymentRole& role : md.spec.roles) {
+    const Json given = listed.count(role.name) ? listed[role.name] : Json::object();
+    listed.erase(role.name);
+    ModelDeploymentRoleFacts facts_of;
+    facts_of.name = role.name;
+    if (!facts.render_error) {
+      facts_of.rendered_hash = given.value("renderedHash", "hash-" + role.name);
+    }
+    facts_of.attached =
+        given.value("attached", facts.render_error ? false : reachable && !role.command);
+    if (given.contains("deployment")) {
+      Json deployment = given["deployment"];
+      if (!deployment["spec"].contains("replicas")) {
+        deployment["spec"]["replicas"] = role.replicas;
+      }
+      if (!deployment["spec"].contains("template")) {
+        deployment["spec"]["template"]["metadata"]["annotations"]
+                  [std::string(kPodSpecHashAnnotation)] =
+            given.value("renderedHash", "hash-" + role.name);
+      }
+      facts_of.deployment = observeRoleDeployment(deployment);
+    }
+    facts.roles.push_back(std::move(facts_of));
+  }
+  if (!listed.empty()) {
+    throw BadInput("roles: " + listed.begin()->first + " is not a role of the spec");
+  }
+  facts.pods_left = input.value("podsLeft", std::int64_t{0});
+  facts.endpoint = input.value("endpoint", std::string());
+  const std::int64_t generation = input.value("generation", md.metadata.generation);
+  const std::string now = input.value("now", std::string("2025-06-01T12:00:00Z"));
+
+  const api::ModelDeployment::Status status = modelDeploymentStatus(facts, generation, now);
+  Json out = Json::object();
+  out["status"] = api::modelDeploymentStatusToJson(status);
+  Json events = Json::array();
+  for (const ModelDeploymentEvent& event : modelDeploymentEvents(md.status, status)) {
+    events.push_back({{"type", event.type}, {"reason", event.reason}, {"message", event.message}});
+  }
+  out["events"] = std::move(events);
+  const bool hold = holdsBinding(facts);
+  out["holdsBinding"] = hold;
+  if (facts.binding) {
+    std::vector<api::ObjectReference> used_by = facts.binding->status.used_by;
+    setBindingUsedBy(used_by, md.metadata.name, hold);
+    out["bindingUsedBy"] = api::objectReferencesToJson(used_by);
+  }
+  return out.dump(2) + "\n";
+}
+
+// ---------------------------------------------------------------------------------------------
 // The corpus.
 
 const std::map<std::string, std::function<std::string(const Json&)>>& areas() {
   static const std::map<std::string, std::function<std::string(const Json&)>> kAreas = {
-      {"render", renderCase}, {"admission", admissionCase}};
+      {"render", renderCase}, {"admission", admissionCase}, {"status", statusCase}};
   return kAreas;
 }
 

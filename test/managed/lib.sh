@@ -90,3 +90,22 @@ signal_pod_processes() {
   done
   [ "$hits" -gt 0 ]
 }
+
+# labelled_vllm_pod NAME BINDING: a vLLM Pod in team-a opted into injection with BINDING (the
+# webhook writes its client configuration; kwok runs it on a fake GPU node).
+labelled_vllm_pod() {
+  kubectl -n team-a apply -f - <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  labels: {kvcache.gpustack.ai/inject: "true"}
+  annotations: {kvcache.gpustack.ai/binding: $2, kvcache.gpustack.ai/engine: vLLM}
+spec:
+  containers:
+  - name: server
+    image: gpustack/runner:cuda13.0-vllm0.29.0
+    command: [vllm]
+    args: [serve, Qwen/Qwen2.5-7B-Instruct]
+YAML
+}

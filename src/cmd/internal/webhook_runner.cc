@@ -124,6 +124,8 @@ Status WebhookRunner::start() {
       [settings_cache] { return settings_cache->current(); }, kLiveReadTimeout);
   routes.backend = std::make_shared<webhook::BackendValidation>(
       [settings_cache] { return settings_cache->current(); });
+  routes.model_deployment = std::make_shared<webhook::ModelDeploymentValidation>(
+      view_, [settings_cache] { return settings_cache->current(); });
   routes.metrics = &manager_->metrics();
   routes.ready = [this] {
     // A server exists only with its certificate loaded (it refuses to start without one).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "internal/foreground_delete.h"
 #include "internal/master_reader.h"
 #include "kvc/api/backend_conditions.h"
 #include "kvc/api/message.h"
@@ -465,13 +466,7 @@ Result<std::string> ManagedBackend::teardown(const Json& object,
         continue;
       }
       if (!kube::object::isDeleting(child)) {
-        kube::DeleteParams params;
-        params.propagation_policy = "Foreground";
-        params.preconditions = kube::Preconditions{kube::object::uid(child), ""};
-        auto removed = api.remove(kube::object::name(child), params, stop);
-        if (!removed.ok() && removed.error().reason() != kube::ErrorReason::NotFound) {
-          return removed.error().status();
-        }
+        KVC_RETURN_IF_ERROR(internal::deleteInForeground(api, child, stop));
         spdlog::info("backend {}: deleting {}", b, describe(child));
       }
       remaining.push_back(std::move(child));

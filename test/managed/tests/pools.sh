@@ -43,20 +43,7 @@ kvc_wait_for 30 "the leader's policy seed (ConfigMap $b-tenant-quota-policy) hol
 kvc_assert_eq "the Binding's grant is read back from the master" "True" \
   "$(kubectl -n team-a get kvcpb team-a -o json | jq -r '(.status.effectiveQuota != null) | tostring | sub("true"; "True")')"
 
-kvc_assert_ok "a labelled vLLM Pod naming the Binding is admitted" kubectl -n team-a apply -f - <<YAML
-apiVersion: v1
-kind: Pod
-metadata:
-  name: chat-0
-  labels: {kvcache.gpustack.ai/inject: "true"}
-  annotations: {kvcache.gpustack.ai/binding: team-a, kvcache.gpustack.ai/engine: vLLM}
-spec:
-  containers:
-  - name: server
-    image: vllm/vllm-openai:v0.29.0
-    command: [vllm]
-    args: [serve, --model, Qwen/Qwen2.5-7B-Instruct]
-YAML
+kvc_assert_ok "a labelled vLLM Pod naming the Binding is admitted" labelled_vllm_pod chat-0 team-a
 kvc_assert_eq "and injected with the leader Service as its master" "$b-leader.gpustack-system.svc:50051" \
   "$(kubectl -n team-a get pod chat-0 -o jsonpath='{.metadata.annotations.kvcache\.gpustack\.ai/client-config}' | jq -r .master_server_address)"
 

@@ -103,9 +103,14 @@ TEST(BackendValidation, GivesOneCausePerFieldErrorEachWithItsPath) {
   EXPECT_NE(response.causes[1].message.find("another key's bytes instead of a miss"),
             std::string::npos);
   EXPECT_EQ(response.causes[2].field, "spec.connection.managed.members[0].capacityPerMember");
+  // As the API's own causes: the field beside the message, not in it (kubectl prints both).
   for (const StatusCause& cause : response.causes) {
-    EXPECT_EQ(cause.message.rfind(cause.field + ": ", 0), 0u) << cause.message;
+    EXPECT_EQ(cause.message.find(cause.field + ": "), std::string::npos) << cause.message;
   }
+  EXPECT_EQ(response.causes[1].message.rfind("Forbidden: ", 0), 0u) << response.causes[1].message;
+  EXPECT_EQ(response.details_group, "worker.gpustack.ai");
+  EXPECT_EQ(response.details_kind, "KVCacheBackend");
+  EXPECT_EQ(response.details_name, "mooncake-dram");
 }
 
 TEST(BackendValidation, AMalformedObjectIsAnAnswerNeverACrash) {

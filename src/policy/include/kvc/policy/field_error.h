@@ -27,6 +27,9 @@ struct FieldError {
 std::string_view fieldErrorTypeText(FieldErrorType type);
 // The cause reason of the API ("FieldValueRequired", "FieldValueInvalid", …).
 std::string_view fieldErrorReason(FieldErrorType type);
+// `Type: "value": detail`: the message of the error's cause (the API's StatusCause carries the
+// field beside it, and kubectl prints `field: message`).
+std::string fieldErrorBody(const FieldError& error);
 // `field: Type: "value": detail`.
 std::string describeFieldError(const FieldError& error);
 // `<Kind> "<name>" is invalid: [e1, e2, …]` (one error: without the brackets).

@@ -6,9 +6,11 @@
 // names them all, each naming the field and the fix.
 //
 // Rules:
-// - Frozen on UPDATE: spec.model.name, spec.engine.name, the whole spec.kvCache block (its
-//   presence included), the role set (by name), and each role's kind, size, instanceType,
-//   resources and command.
+// - Frozen on UPDATE: spec.model.name, spec.engine.name, the annotation
+//   kvcache.gpustack.ai/manufacturer (with the engine it selects the runtime), the whole
+//   spec.kvCache block (its presence included), the role set (by name), and each role's kind,
+//   size, instanceType, resources and command.
+// - The manufacturer annotation: absent, or exactly "ascend" (modelDeploymentManufacturer).
 // - At most 10 roles; an empty spec.kvCache.poolRef.name; spec.engine.version when a role has no
 //   image and spec.engine none; metadata.name longer than 63 characters (it labels the Pods);
 //   an additional volume without exactly one source.
@@ -64,7 +66,6 @@ struct ModelDeploymentAdmission {
   api::ModelDeployment deployment;
   std::optional<api::ModelDeployment> old;  // UPDATE: the stored one
   bool dtype_owned = true;  // the Setting model-deployment-kv-cache-dtype-owned
-  std::string manufacturer;  // as the renderer's input (model_deployment_render.h)
   // CREATE with spec.kvCache: the lookup; nullopt: not looked up (no transport check).
   std::optional<AttachmentLookup> attachment;
 };

@@ -64,10 +64,15 @@ inline constexpr std::string_view kModelDeploymentAppName = "model-deployment";
 // The manufacturer that selects vLLM-Ascend, as on the Pod annotation.
 inline constexpr std::string_view kManufacturerAscend = "ascend";
 
-// The runtime of a ModelDeployment: spec.engine.name, with `manufacturer` (the accelerator vendor
-// of the roles' instance types as the controller resolves them: "" or "ascend") selecting
-// vLLM-Ascend. InvalidArgument naming spec.engine.name for another manufacturer, or ascend on
-// SGLang.
+// The accelerator vendor of a ModelDeployment: its annotation kvcache.gpustack.ai/manufacturer,
+// the key and value a Pod carries (keys.h), since this cluster has no instance-type catalogue
+// to read it from. "" when absent; exactly "ascend" otherwise, or InvalidArgument naming the
+// annotation and the fix.
+Result<std::string> modelDeploymentManufacturer(const api::ModelDeployment& deployment);
+
+// The runtime of a ModelDeployment: spec.engine.name, with `manufacturer`
+// (modelDeploymentManufacturer: "" or "ascend") selecting vLLM-Ascend. InvalidArgument naming
+// spec.engine.name for another manufacturer, or ascend on SGLang.
 Result<Engine> modelDeploymentEngine(const api::ModelDeployment& deployment,
                                      std::string_view manufacturer);
 

@@ -46,6 +46,11 @@ struct AdmissionResponse {
   std::string reason;
   std::string message;
   std::vector<StatusCause> causes;
+  // With causes: the object they are about (StatusDetails group, kind, name), so that kubectl
+  // prints `The <Kind> "<name>" is invalid: <field>: <message>` as for the API's own rules.
+  std::string details_group;
+  std::string details_kind;
+  std::string details_name;
   std::optional<Json> patch;  // a JSON Patch (RFC 6902) array; omitted when nothing changed
   std::vector<std::string> warnings;
 };

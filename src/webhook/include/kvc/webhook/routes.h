@@ -1,6 +1,6 @@
 #pragma once
 // The webhook server's routes: the Pod admission endpoints (mutate, freeze), the validation of
-// KVCachePool, KVCachePoolBinding and KVCacheBackend, /healthz, /readyz and /metrics.
+// KVCachePool, KVCachePoolBinding, KVCacheBackend and ModelDeployment, /healthz, /readyz and /metrics.
 //
 // Each admission route does transport only — POST, application/json, a decodable
 // AdmissionReview (400/405/415 otherwise) — then hands the request to its handler, echoes the
@@ -15,6 +15,7 @@
 #include "kvc/runtime/http_server.h"
 #include "kvc/runtime/metrics.h"
 #include "kvc/webhook/backend_handlers.h"
+#include "kvc/webhook/model_deployment_handlers.h"
 #include "kvc/webhook/pod_handlers.h"
 #include "kvc/webhook/quota_handlers.h"
 
@@ -28,6 +29,7 @@ struct WebhookRoutes {
   std::shared_ptr<PodMutator> mutator;
   std::shared_ptr<QuotaAdmission> quota;  // the KVCachePool / KVCachePoolBinding validation
   std::shared_ptr<BackendValidation> backend;  // the KVCacheBackend validation
+  std::shared_ptr<ModelDeploymentValidation> model_deployment;  // the ModelDeployment validation
   std::function<bool()> ready;  // caches synced and a certificate loaded
   runtime::Registry* metrics = nullptr;  // rendered on /metrics; must outlive the routes
 };

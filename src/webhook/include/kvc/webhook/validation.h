@@ -3,7 +3,8 @@
 // policy's verdict (quota_handlers.h for pools and Bindings, backend_handlers.h for backends):
 // the operation judged, and the answer — allowed with the verdict's warnings, or one 422 Invalid
 // refusal in the API's form (`<Kind> "<name>" is invalid: [...]`) with one cause per field error,
-// each carrying its field path.
+// each carrying its field path, and the details naming the object — so kubectl prints it as it
+// prints the API's own validation: `The <Kind> "<name>" is invalid: <field>: <Type>: …`.
 
 #include <string>
 #include <string_view>
@@ -12,6 +13,9 @@
 #include "kvc/webhook/admission.h"
 
 namespace kvc::webhook {
+
+// The API group of every kind these admissions judge.
+inline constexpr std::string_view kGroup = "worker.gpustack.ai";
 
 // UPDATE, else CREATE (the handlers admit every other operation before asking).
 policy::AdmissionOperation operationOf(const AdmissionRequest& request);

@@ -1,0 +1,96 @@
+#pragma once
+// The ModelDeployment reconciler (contract §8). One pass over a live deployment:
+//
+//   1. Its finalizer (worker.gpustack.ai/model-deployment): the deployment holds its Binding
+//      (status.usedBy) until its engine Pods are gone, so it is released only after that.
+//   2. spec.kvCache.poolRef resolved through the informer caches with policy::resolveBinding —
+//      the function Pod injection calls — into the Binding, pool, backend, master and domain, or
+//      the reason it does not resolve (then no connector is rendered at all).
+//   3. policy::renderModelDeployment: one Deployment `<md>-<role>` per role, the client
+//      configuration from the same renderer as the Pod webhook. A render that fails applies
+//      nothing (what runs keeps running), emits RenderFailed and says why in the status.
+//   4. The Deployments applied server-side as children of the deployment (runtime::OwnedApplier:
+//      owner reference and note, never adopting an object that is not ours; Deployments of this
+//      deployment that were not rendered are pruned).
+//   5. The deployment written into its Binding's status.usedBy (the Binding's deletion is held,
+//      HeldByWorkloads, while it is there); the pool controller keeps that part of the status.
+//   6. status: kvCache, roles[], endpoint, the conditions and the phase (the policy's decision
+//      from what the Binding reports and what each role's Deployment reports).
+// Deleting: the role Deployments are deleted in the foreground (their Pods go first), the status
+// says Deleting, and once they are gone the deployment leaves the Binding's usedBy and releases
+// its finalizer.
+
+#include <functional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "kvc/api/model_deployment.h"
+#include "kvc/api/settings.h"
+#include "kvc/common/clock.h"
+#include "kvc/kube/client.h"
+#include "kvc/policy/model_deployment_render.h"
+#include "kvc/policy/model_deployment_status.h"
+#include "kvc/runtime/controller.h"
+#include "kvc/runtime/events.h"
+#include "kvc/runtime/metrics.h"
+#include "kvc/runtime/owned.h"
+#include "kvc/runtime/status_writer.h"
+#include "kvc/runtime/store.h"
+
+namespace kvc::controllers {
+
+inline constexpr std::string_view kModelDeploymentControllerName = "modeldeployment";
+
+// ModelDeployment -> "<namespace>/<spec.kvCache.poolRef.name>" (its Binding's cache key).
+inline constexpr const char* kModelDeploymentsByBinding = "binding";
+std::vector<std::string> modelDeploymentBinding(const Json& deployment);
+
+// The label selector of every role workload (the informer on Deployments in all namespaces).
+std::string roleWorkloadSelector();
+
+struct ModelDeploymentControllerConfig {
+  kube::ClientPtr client;
+  // Informer caches: ModelDeployments (indexed kModelDeploymentsByBinding), the role Deployments
+  // (roleWorkloadSelector, every watched namespace), Bindings, pools, backends.
+  const runtime::Cache* deployments = nullptr;
+  const runtime::Cache* workloads = nullptr;
+  const runtime::Cache* bindings = nullptr;
+  const runtime::Cache* pools = nullptr;
+  const runtime::Cache* backends = nullptr;
+  std::function<api::Settings()> settings;
+  runtime::EventRecorder* events = nullptr;  // optional
+  runtime::Registry* metrics = nullptr;      // optional
+  Clock::Duration resync = std::chrono::seconds(60);
+  Clock::Duration deleting_poll = std::chrono::seconds(2);
+  const Clock* clock = &realClock();
+};
+
+class ModelDeploymentReconciler final : public runtime::Reconciler {
+public:
+  explicit ModelDeploymentReconciler(ModelDeploymentControllerConfig config);
+  Result<runtime::Action> reconcile(const runtime::Request& request,
+                                    std::stop_token stop) override;
+
+private:
+  Result<runtime::Action> converge(const Json& object, const api::ModelDeployment& md,
+                                   std::stop_token stop);
+  Result<runtime::Action> teardown(const Json& object, const api::ModelDeployment& md,
+                                   std::stop_token stop);
+  // Adds (hold) or removes the deployment from its Binding's status.usedBy; writes only on a
+  // change, and nothing when the Binding does not exist.
+  Status noteOnBinding(const api::ModelDeployment& md, bool hold, std::stop_token stop);
+  // Per spec role: this pass's render (hash, connector) and its live Deployment.
+  std::vector<policy::ModelDeploymentRoleFacts> roleFacts(
+      const api::ModelDeployment& md, const std::vector<policy::RenderedRole>& rendered) const;
+  // policy::modelDeploymentStatus from the fresh object, and the Events it calls for.
+  Status writeStatus(const Json& object, const policy::ModelDeploymentFacts& facts,
+                     std::stop_token stop);
+
+  ModelDeploymentControllerConfig config_;
+  runtime::StatusWriter status_;
+  runtime::StatusWriter binding_status_;
+  runtime::OwnedApplier owned_;
+};
+
+}  // namespace kvc::controllers

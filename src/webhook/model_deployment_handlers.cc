@@ -1,0 +1,60 @@
+#include "kvc/webhook/model_deployment_handlers.h"
+
+#include "kvc/api/model_deployment.h"
+#include "kvc/policy/model_deployment_admission.h"
+#include "kvc/webhook/validation.h"
+
+namespace kvc::webhook {
+
+ModelDeploymentValidation::ModelDeploymentValidation(
+    std::shared_ptr<const policy::ClusterView> cluster, SettingsSource settings)
+    : cluster_(std::move(cluster)), settings_(std::move(settings)) {}
+
+AdmissionResponse ModelDeploymentValidation::admitModelDeployment(
+    const AdmissionRequest& request) const {
+  if (request.operation != "CREATE" && request.operation != "UPDATE") {
+    return allow(request.uid);
+  }
+  auto deployment = api::modelDeploymentFromJson(request.object);
+  if (!deployment.ok()) {
+    return deny(request.uid, 400, "BadRequest",
+                "ModelDeployment: " + deployment.status().message());
+  }
+  policy::ModelDeploymentAdmission admission;
+  admission.operation = operationOf(request);
+  admission.deployment = std::move(deployment).value();
+  if (admission.deployment.metadata.namespace_name.empty()) {
+    admission.deployment.metadata.namespace_name = request.namespace_name;
+  }
+  if (admission.operation == policy::AdmissionOperation::Update) {
+    auto old = api::modelDeploymentFromJson(request.old_object);
+    if (!old.ok()) {
+      return deny(request.uid, 400, "BadRequest",
+                  "ModelDeployment (the stored object): " + old.status().message());
+    }
+    admission.old = std::move(old).value();
+  }
+  admission.dtype_owned = settings_ ? settings_().kv_cache_dtype_owned
+                                    : api::Settings{}.kv_cache_dtype_owned;
+  const api::ModelDeployment& md = admission.deployment;
+  // Only a new deployment's binding is checked against the cluster (its transport); the block is
+  // frozen afterwards.
+  if (admission.operation == policy::AdmissionOperation::Create && md.spec.kv_cache &&
+      !md.spec.kv_cache->pool_ref.empty() && cluster_ != nullptr) {
+    auto found =
+        policy::lookUpAttachment(*cluster_, md.metadata.namespace_name, md.spec.kv_cache->pool_ref);
+    if (!found.ok()) {
+      return deny(request.uid, 500, "InternalError",
+                  "reading what spec.kvCache.poolRef leads to failed, so the request can be "
+                  "judged neither way (" +
+                      found.status().message() +
+                      "); it is not a verdict on the object. Retry once the API server answers");
+    }
+    admission.attachment = std::move(found).value();
+  }
+  std::string name = md.metadata.name.empty() ? request.name : md.metadata.name;
+  return verdictResponse(request.uid, api::kKindModelDeployment, name,
+                         policy::admitModelDeployment(admission));
+}
+
+}  // namespace kvc::webhook
