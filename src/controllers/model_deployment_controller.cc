@@ -13,6 +13,7 @@
 #include "kvc/api/model_deployment_conditions.h"
 #include "kvc/kube/resource.h"
 #include "kvc/policy/store_workload.h"
+#include "kvc/policy/model_deployment_endpoint.h"
 #include "kvc/policy/model_deployment_render.h"
 #include "kvc/policy/model_deployment_status.h"
 #include "kvc/policy/resolve.h"
@@ -134,9 +135,16 @@ Result<runtime::Action> ModelDeploymentReconciler::converge(const Json& object,
       set.children.push_back({kube::resources::deployments(), role.deployment, role.name,
                               std::nullopt, /*force=*/true});
     }
+    const std::optional<Json> service = policy::renderEndpointService(md);
+    if (service) {
+      set.children.push_back(
+          {kube::resources::services(), *service, "endpoint", std::nullopt, /*force=*/true});
+    }
     set.selector = workloadSelector(md.metadata.name);
     set.prune.push_back({kube::resources::deployments(), ns, config_.workloads});
+    set.prune.push_back({kube::resources::services(), ns, config_.services});
     set.sources.push_back({kube::resources::deployments(), ns, config_.workloads});
+    set.sources.push_back({kube::resources::services(), ns, config_.services});
     auto applied = owned_.apply(object, set, stop);
     if (!applied.ok()) {
       const runtime::OwnedError& error = applied.error();
@@ -146,10 +154,19 @@ Result<runtime::Action> ModelDeploymentReconciler::converge(const Json& object,
       // A same-named Deployment that is not ours: never adopted; the user renames or removes it.
       facts.render_error = error.status().message();
       rendered.clear();
-    } else if (!applied->applied.empty() || !applied->pruned.empty()) {
-      spdlog::info("modeldeployment {}/{}: applied [{}] pruned [{}]", ns, md.metadata.name,
-                   fmt::join(applied->applied, ", "), fmt::join(applied->pruned, ", "));
+    } else {
+      if (service) {
+        facts.endpoint = policy::endpointAddress(md);
+      }
+      if (!applied->applied.empty() || !applied->pruned.empty()) {
+        spdlog::info("modeldeployment {}/{}: applied [{}] pruned [{}]", ns, md.metadata.name,
+                     fmt::join(applied->applied, ", "), fmt::join(applied->pruned, ", "));
+      }
     }
+  }
+  if (facts.render_error && config_.services != nullptr &&
+      config_.services->get(kube::object::key(ns, md.metadata.name))) {
+    facts.endpoint = policy::endpointAddress(md);  // nothing applied: the Service still fronts
   }
 
   // The Binding holds a note of the deployment while it exists (its deletion waits for it).

@@ -251,11 +251,15 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr workloads,
                        informer(kube::resources::deployments(), setup.watch_namespace,
                                 roleWorkloadSelector()));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr endpoint_services,
+                       informer(kube::resources::services(), setup.watch_namespace,
+                                roleWorkloadSelector()));
   model_deployments->addIndex(kModelDeploymentsByBinding, &modelDeploymentBinding);
   ModelDeploymentControllerConfig md_config;
   md_config.client = manager.client();
   md_config.deployments = &model_deployments->cache();
   md_config.workloads = &workloads->cache();
+  md_config.services = &endpoint_services->cache();
   md_config.bindings = &bindings->cache();
   md_config.pools = &pools->cache();
   md_config.backends = &backends->cache();
@@ -273,6 +277,9 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
   md_controller->watch(*workloads,
                        runtime::requestForOwner(kube::resources::modelDeployments()),
                        &runtime::anyChange);
+  md_controller->watch(*endpoint_services,
+                       runtime::requestForOwner(kube::resources::modelDeployments()),
+                       &runtime::specOrLifecycleChanged);
   const runtime::Cache* md_cache = &model_deployments->cache();
   // The deployments attached through a Binding (its key "<namespace>/<name>").
   auto attached_to = [md_cache](const std::string& binding_key,

@@ -52,8 +52,10 @@ kvc_assert_ok "Step 3's ModelDeployment, as written" kubectl apply -f "$root/exa
 kvc_wait_for 180 "it is Ready" md_phase_is qwen-chat Ready
 kvc_log "Step 3 apply -> Ready: $((SECONDS - t0))s"
 kubectl -n team-a get md >&2
-kvc_assert_eq "kubectl get md prints its engine and phase" "qwen-chat vLLM Ready" \
-  "$(kubectl -n team-a get md qwen-chat --no-headers | awk '{print $1, $2, $3}')"
+kvc_assert_eq "kubectl get md prints its engine, phase and endpoint" "qwen-chat vLLM Ready qwen-chat.team-a.svc:8000" \
+  "$(kubectl -n team-a get md qwen-chat --no-headers | awk '{print $1, $2, $3, $4}')"
+kvc_wait_for 60 "the endpoint Service qwen-chat fronts both replicas" bash -c \
+  "[ \"\$(kubectl -n team-a get endpointslices -l kubernetes.io/service-name=qwen-chat -o json | jq '[.items[].endpoints[]? | select(.conditions.ready)] | length')\" = 2 ]"
 attached=$(kubectl -n team-a get md qwen-chat -o jsonpath='{.status.conditions[?(@.type=="CacheAttached")]}')
 kvc_log "Step 3's jsonpath: $attached"
 kvc_assert_eq "Step 3's CacheAttached jsonpath reads True" "True" "$(jq -r .status <<<"$attached")"

@@ -12,6 +12,7 @@
 #include "kvc/api/kvcache.h"
 #include "kvc/policy/inject.h"
 #include "kvc/policy/keys.h"
+#include "kvc/policy/model_deployment_endpoint.h"
 #include "kvc/policy/store_workload.h"
 
 namespace kvc::policy {
@@ -215,6 +216,43 @@ TEST(ModelDeploymentEngine, TheImageFormulaDoesNotDoubleTheV) {
   EXPECT_EQ(engineImage(Engine::VLLM, "0.29.0"), "vllm/vllm-openai:v0.29.0");
   EXPECT_EQ(engineImage(Engine::SGLang, "v0.5.18"), "lmsysorg/sglang:v0.5.18");
   EXPECT_EQ(engineImage(Engine::VLLMAscend, "0.11.0rc1"), "quay.io/ascend/vllm-ascend:v0.11.0rc1");
+}
+
+// The endpoint Service fronts every Pod of an all-Server deployment on the engine's named port,
+// whatever number the role's ports give it; a prefill/decode split publishes none (its router is
+// not offered).
+TEST(ModelDeploymentEndpoint, AnAllServerDeploymentIsFrontedByOneServiceOnTheNamedPort) {
+  api::ModelDeployment md = deployment("vLLM", "Server");
+  md.spec.roles[0].ports.push_back({9000, "TCP"});
+  const std::optional<Json> service = renderEndpointService(md);
+  ASSERT_TRUE(service.has_value());
+  EXPECT_EQ((*service)["metadata"]["name"], "md");
+  EXPECT_EQ((*service)["metadata"]["namespace"], "ns");
+  EXPECT_EQ((*service)["spec"]["selector"],
+            (Json{{"app.kubernetes.io/name", "model-deployment"},
+                  {"app.kubernetes.io/instance", "md"}}));
+  EXPECT_EQ((*service)["spec"]["ports"][0]["port"], 8000);
+  EXPECT_EQ((*service)["spec"]["ports"][0]["targetPort"], "http");
+  EXPECT_EQ(endpointAddress(md), "md.ns.svc:8000");
+  // The role's container names the port the Service targets.
+  auto roles = renderModelDeployment(md, ModelDeploymentInputs{});
+  ASSERT_TRUE(roles.ok()) << roles.status().toString();
+  EXPECT_EQ((*roles)[0].deployment["spec"]["template"]["spec"]["containers"][0]["ports"][0]["name"],
+            "http");
+  // Every Pod the Service selects carries its selector.
+  const Json& pod_labels = (*roles)[0].deployment["spec"]["template"]["metadata"]["labels"];
+  for (const auto& [key, value] : (*service)["spec"]["selector"].items()) {
+    EXPECT_EQ(pod_labels.value(key, Json()), value) << key;
+  }
+}
+
+TEST(ModelDeploymentEndpoint, APrefillDecodeSplitPublishesNone) {
+  api::ModelDeployment md = deployment("SGLang", "Prefill");
+  api::ModelDeploymentRole decode = md.spec.roles[0];
+  decode.name = "d";
+  decode.kind = std::string(api::kRoleKindDecode);
+  md.spec.roles.push_back(decode);
+  EXPECT_FALSE(renderEndpointService(md).has_value());
 }
 
 }  // namespace

@@ -9,13 +9,15 @@
 //   3. policy::renderModelDeployment: one Deployment `<md>-<role>` per role, the client
 //      configuration from the same renderer as the Pod webhook. A render that fails applies
 //      nothing (what runs keeps running), emits RenderFailed and says why in the status.
-//   4. The Deployments applied server-side as children of the deployment (runtime::OwnedApplier:
-//      owner reference and note, never adopting an object that is not ours; Deployments of this
-//      deployment that were not rendered are pruned).
+//   4. The Deployments — and, when every role is a Server, the Service `<md>` that fronts them
+//      (policy/model_deployment_endpoint.h) — applied server-side as children of the deployment
+//      (runtime::OwnedApplier: owner reference and note, never adopting an object that is not
+//      ours; children of this deployment that were not rendered are pruned).
 //   5. The deployment written into its Binding's status.usedBy (the Binding's deletion is held,
 //      HeldByWorkloads, while it is there); the pool controller keeps that part of the status.
-//   6. status: kvCache, roles[], endpoint, the conditions and the phase (the policy's decision
-//      from what the Binding reports and what each role's Deployment reports).
+//   6. status: kvCache, roles[], endpoint (`<md>.<ns>.svc:8000` while the Service exists), the
+//      conditions and the phase (the policy's decision from what the Binding reports and what
+//      each role's Deployment reports).
 // Deleting: the role Deployments are deleted in the foreground (their Pods go first), the status
 // says Deleting, and once they are gone the deployment leaves the Binding's usedBy and releases
 // its finalizer.
@@ -52,9 +54,11 @@ std::string roleWorkloadSelector();
 struct ModelDeploymentControllerConfig {
   kube::ClientPtr client;
   // Informer caches: ModelDeployments (indexed kModelDeploymentsByBinding), the role Deployments
-  // (roleWorkloadSelector, every watched namespace), Bindings, pools, backends.
+  // and the endpoint Services (roleWorkloadSelector, every watched namespace), Bindings, pools,
+  // backends.
   const runtime::Cache* deployments = nullptr;
   const runtime::Cache* workloads = nullptr;
+  const runtime::Cache* services = nullptr;
   const runtime::Cache* bindings = nullptr;
   const runtime::Cache* pools = nullptr;
   const runtime::Cache* backends = nullptr;

@@ -13,7 +13,7 @@
 //                               (mapped to the pools naming them); labelled Pods (mapped to
 //                               their Binding's pool while that Binding is deleting)
 //   ModelDeployment controller  watches ModelDeployments (spec and lifecycle); their role
-//                               Deployments (by owner); Bindings, pools and backends (mapped
+//                               Deployments and endpoint Services (by owner); Bindings, pools and backends (mapped
 //                               through the Binding a deployment names); the Settings (every
 //                               deployment: the dtype Setting)
 

@@ -14,9 +14,10 @@
 //                  updatedReplicas from the live Deployment `<md>-<role>`, absent while it does
 //                  not exist or its controller has not reported (status.observedGeneration
 //                  unset); unmanaged: true only for a role with roles[].command.
-// status.endpoint  the address the controller passes (ModelDeploymentFacts::endpoint), verbatim.
-//                  Nothing fronts the roles with a Service yet (the router is not offered), so the
-//                  controller passes none and the field stays absent.
+// status.endpoint  the address the controller passes (ModelDeploymentFacts::endpoint), verbatim:
+//                  `<md>.<ns>.svc:8000` while the Service that fronts an all-Server deployment
+//                  exists (model_deployment_endpoint.h); absent otherwise (a prefill/decode split
+//                  is entered through its router, which is not offered yet).
 // observedGeneration  `generation` (the status writer stamps the same).
 //
 // Conditions (lastTransitionTime kept while the status does not flip; setConditions):
