@@ -44,11 +44,8 @@ AdmissionResponse ModelDeploymentValidation::admitModelDeployment(
     auto found =
         policy::lookUpAttachment(*cluster_, md.metadata.namespace_name, md.spec.kv_cache->pool_ref);
     if (!found.ok()) {
-      return deny(request.uid, 500, "InternalError",
-                  "reading what spec.kvCache.poolRef leads to failed, so the request can be "
-                  "judged neither way (" +
-                      found.status().message() +
-                      "); it is not a verdict on the object. Retry once the API server answers");
+      return readFailure(request.uid, found.status(),
+                         "reading what spec.kvCache.poolRef leads to");
     }
     admission.attachment = std::move(found).value();
   }

@@ -43,12 +43,6 @@ Found<T> lookUp(const runtime::Cache* cache, const kube::Api& api, const std::st
   return std::optional<T>(std::move(decoded).value());
 }
 
-AdmissionResponse internalError(const std::string& uid, const Status& status,
-                                const std::string& what) {
-  return deny(uid, 500, "InternalError",
-              what + " failed, so the request can be judged neither way (" + status.message() +
-                  "); it is not a verdict on the object. Retry once the API server answers");
-}
 
 }  // namespace
 
@@ -79,7 +73,7 @@ AdmissionResponse QuotaAdmission::admitPool(const AdmissionRequest& request) con
         kube::Api(client_, kube::resources::kvCacheBackends()).withTimeout(live_timeout_);
     auto backend = lookUp(caches_.backends, backends, name, name, &api::backendFromJson);
     if (!backend.ok()) {
-      return internalError(request.uid, backend.status(), "reading KVCacheBackend \"" + name + "\"");
+      return readFailure(request.uid, backend.status(), "reading KVCacheBackend \"" + name + "\"");
     }
     admission.backend = std::move(backend).value();
   }
@@ -124,7 +118,7 @@ AdmissionResponse QuotaAdmission::admitBinding(const AdmissionRequest& request) 
   kube::Api pools_api = kube::Api(client_, kube::resources::kvCachePools()).withTimeout(live_timeout_);
   auto pool = lookUp(caches_.pools, pools_api, pool_name, pool_name, &api::poolFromJson);
   if (!pool.ok()) {
-    return internalError(request.uid, pool.status(), "reading KVCachePool \"" + pool_name + "\"");
+    return readFailure(request.uid, pool.status(), "reading KVCachePool \"" + pool_name + "\"");
   }
   admission.pool_looked_up = true;
   admission.pool = std::move(pool).value();
@@ -135,7 +129,7 @@ AdmissionResponse QuotaAdmission::admitBinding(const AdmissionRequest& request) 
     auto backend = lookUp(caches_.backends, backends_api, admission.backend, admission.backend,
                           &api::backendFromJson);
     if (!backend.ok()) {
-      return internalError(request.uid, backend.status(),
+      return readFailure(request.uid, backend.status(),
                            "reading KVCacheBackend \"" + admission.backend + "\"");
     }
     admission.ledger = policy::ledgerKnowledge(*admission.pool, *backend);
@@ -156,7 +150,7 @@ AdmissionResponse QuotaAdmission::admitBinding(const AdmissionRequest& request) 
           kube::Api(client_, kube::resources::kvCachePoolBindings()).withTimeout(live_timeout_);
       auto bindings = bindings_api.listAll();
       if (!pools.ok() || !bindings.ok()) {
-        return internalError(request.uid, pools.ok() ? bindings.status() : pools.status(),
+        return readFailure(request.uid, pools.ok() ? bindings.status() : pools.status(),
                              "listing the Bindings on KVCacheBackend \"" + admission.backend + "\"");
       }
       std::set<std::string> on_master;

@@ -7,6 +7,13 @@ policy::AdmissionOperation operationOf(const AdmissionRequest& request) {
                                        : policy::AdmissionOperation::Create;
 }
 
+AdmissionResponse readFailure(const std::string& uid, const Status& status,
+                              const std::string& what) {
+  return deny(uid, 500, "InternalError",
+              what + " failed, so the request can be judged neither way (" + status.message() +
+                  "); it is not a verdict on the object. Retry once the API server answers");
+}
+
 AdmissionResponse verdictResponse(const std::string& uid, std::string_view kind,
                                   const std::string& name, const policy::AdmissionVerdict& verdict) {
   AdmissionResponse response;

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "kvc/common/status.h"
 #include "kvc/policy/admission_verdict.h"
 #include "kvc/webhook/admission.h"
 
@@ -19,6 +20,11 @@ inline constexpr std::string_view kGroup = "worker.gpustack.ai";
 
 // UPDATE, else CREATE (the handlers admit every other operation before asking).
 policy::AdmissionOperation operationOf(const AdmissionRequest& request);
+
+// A 500 for a read the judgement needed that failed (anything but NotFound): never a verdict on
+// the object. `what` names the read ("reading KVCachePool \"x\"").
+AdmissionResponse readFailure(const std::string& uid, const Status& status,
+                              const std::string& what);
 
 AdmissionResponse verdictResponse(const std::string& uid, std::string_view kind,
                                   const std::string& name, const policy::AdmissionVerdict& verdict);
