@@ -89,14 +89,15 @@ port_free() {
   fi
 }
 
-# pick_ports N: N distinct free TCP ports on 127.0.0.1 (these flags cannot bind port 0).
+# pick_ports N: N distinct free TCP ports on 127.0.0.1 (these flags cannot bind port 0), in
+# 20000..29999 for the reasons kvc_free_port (lib.sh) gives.
 PICKED=()
 pick_ports() {
   local n=$1 p tries=0
   PICKED=()
   while [ ${#PICKED[@]} -lt "$n" ]; do
     tries=$((tries + 1)); [ $tries -lt 1000 ] || die "no free ports found"
-    p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+    p=$((20000 + (RANDOM * 32768 + RANDOM) % 10000))
     [[ " ${PICKED[*]} " == *" $p "* ]] && continue
     port_free "$p" && PICKED+=("$p")
   done

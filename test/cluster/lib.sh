@@ -98,11 +98,15 @@ kvc_real_nodes_namespace() {
   printf '%s\n' "$ns"
 }
 
-# kvc_free_port: a TCP port nothing on 127.0.0.1 listens on now, in 20000..39999.
+# kvc_free_port: a TCP port nothing on 127.0.0.1 listens on now, in 20000..29999: above the
+# ranges Mooncake binds by itself (12300-14300 store client, 15000-17000 transfer engine), below
+# the NodePort range (30000-32767, which kube-proxy redirects on local addresses) and below the
+# kernel's ephemeral range (32768-60999): a port chosen there can be taken by any outgoing
+# connection (a curl, a watch) before the process it was chosen for binds it.
 kvc_free_port() {
   local port
   while :; do
-    port=$((20000 + RANDOM % 20000))
+    port=$((20000 + RANDOM % 10000))
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
   done
 }

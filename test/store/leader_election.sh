@@ -17,7 +17,15 @@ lease=mooncake-leader
 dir=$(mktemp -d)
 declare -A launcher admin health
 cleanup_launchers() {
-  local pid; for pid in "${launcher[@]}"; do kill -9 "$pid" 2>/dev/null; done
+  local pid name; for pid in "${launcher[@]}"; do kill -9 "$pid" 2>/dev/null; done
+  # A failure is read from what each process said: their logs go with the test's output.
+  if [ "${KVC_FAILED:-0}" -gt 0 ]; then
+    for name in a b member none; do
+      [ -s "$dir/$name.log" ] || continue
+      echo "--- the last lines of $name's log" >&2
+      tail -25 "$dir/$name.log" >&2
+    done
+  fi
   rm -rf "$dir"
 }
 trap 'cleanup_launchers; kvc_cleanup' EXIT
@@ -103,11 +111,12 @@ kvc_assert_eq "the Lease names the new holder" "$standby" "$(holder)"
 start "$first"
 second=$standby
 master_pid=$(pgrep -P "${launcher[$second]}" mooncake_master)
+kvc_assert_ok "the holder's launcher runs its master" test -n "$master_pid"
 t0=$(date +%s.%N)
 kill -KILL "${launcher[$second]}"
 sleep 1
 # Gone or a zombie (dead, waiting for whoever inherited it to reap it).
-state=$(awk '{ print $3 }' "/proc/$master_pid/stat" 2>/dev/null)
+state=$([ -n "$master_pid" ] && awk '{ print $3 }' "/proc/$master_pid/stat" 2>/dev/null)
 if [ -n "$state" ] && [ "$state" != Z ]; then alive=yes; else alive=no; fi
 kvc_assert_eq "the killed launcher's master died with it" no "$alive"
 failover_after SIGKILL "$t0" "$first"

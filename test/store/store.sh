@@ -182,8 +182,9 @@ stop_pid() {
   die "$name (pid $pid) did not exit"
 }
 
-# Free TCP ports on 127.0.0.1, drawn from 20000-32000: above the ranges Mooncake binds by itself
-# (12300-14300 store client, 15000-17000 transfer engine) and below the kernel's ephemeral range.
+# Free TCP ports on 127.0.0.1, drawn from 20000-29999: above the ranges Mooncake binds by itself
+# (12300-14300 store client, 15000-17000 transfer engine), below the NodePort range and below the
+# kernel's ephemeral range (kvc_free_port in test/cluster/lib.sh says why).
 free_ports() {
   "$PYTHON" - "$1" <<'EOF'
 import random, socket, sys
@@ -192,7 +193,7 @@ rng = random.SystemRandom()
 for _ in range(2000):
     if len(got) == want:
         break
-    p = rng.randrange(20000, 32000)
+    p = rng.randrange(20000, 30000)
     if p in got:
         continue
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
