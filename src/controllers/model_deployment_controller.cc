@@ -15,6 +15,7 @@
 #include "kvc/policy/store_workload.h"
 #include "kvc/policy/model_deployment_endpoint.h"
 #include "kvc/policy/model_deployment_render.h"
+#include "kvc/policy/model_deployment_replicas.h"
 #include "kvc/policy/model_deployment_status.h"
 #include "kvc/policy/resolve.h"
 #include "kvc/runtime/finalizer.h"
@@ -54,6 +55,43 @@ std::vector<std::string> modelDeploymentBinding(const Json& deployment) {
 
 std::string roleWorkloadSelector() {
   return "app.kubernetes.io/name=" + std::string(policy::kModelDeploymentAppName);
+}
+
+std::vector<std::string> replicaDeployment(const Json& pod) {
+  std::string key = policy::replicaOwnerKey(pod);
+  if (key.empty()) {
+    return {};
+  }
+  return {std::move(key)};
+}
+
+runtime::Transform replicaPodProjection() {
+  return runtime::keepFields({"/metadata/annotations/kvcache.gpustack.ai~1pod-spec-hash",
+                              "/metadata/deletionGracePeriodSeconds", "/spec/nodeName",
+                              "/status/phase", "/status/reason", "/status/message",
+                              "/status/conditions", "/status/containerStatuses"});
+}
+
+void recordReplicaTransition(const runtime::Cache& deployments, runtime::EventRecorder& events,
+                             const Json& before, const Json& after) {
+  const std::string key = policy::replicaOwnerKey(after);
+  if (key.empty()) {
+    return;
+  }
+  const std::vector<policy::ModelDeploymentEvent> said =
+      policy::replicaTransitionEvents(before, after);
+  if (said.empty()) {
+    return;
+  }
+  runtime::ObjectPtr deployment = deployments.get(key);
+  if (!deployment) {
+    return;  // not one this operator reconciles (or already gone)
+  }
+  for (const policy::ModelDeploymentEvent& event : said) {
+    events.event(*deployment,
+                 event.type == "Warning" ? runtime::EventType::Warning : runtime::EventType::Normal,
+                 event.reason, "ObserveReplica", event.message);
+  }
 }
 
 ModelDeploymentReconciler::ModelDeploymentReconciler(ModelDeploymentControllerConfig config)
@@ -175,6 +213,7 @@ Result<runtime::Action> ModelDeploymentReconciler::converge(const Json& object,
   }
   facts.roles = roleFacts(md, rendered);
   KVC_RETURN_IF_ERROR(writeStatus(object, facts, stop));
+  reportRuntimeSkew(object, facts.roles);
   return runtime::Action::requeueAfter(config_.resync);
 }
 
@@ -212,6 +251,10 @@ Result<runtime::Action> ModelDeploymentReconciler::teardown(const Json& object,
   KVC_RETURN_IF_ERROR(writeStatus(object, facts, stop));
   if (policy::holdsBinding(facts)) {
     return runtime::Action::requeueAfter(config_.deleting_poll);
+  }
+  {
+    std::lock_guard<std::mutex> guard(skew_mutex_);
+    skew_reported_.erase(kube::object::key(object));
   }
   // Gone: nothing writes under the Binding's domain any more.
   if (md.spec.kv_cache) {
@@ -275,6 +318,42 @@ Status ModelDeploymentReconciler::writeStatus(const Json& object,
     }
   }
   return okStatus();
+}
+
+void ModelDeploymentReconciler::reportRuntimeSkew(
+    const Json& object, const std::vector<policy::ModelDeploymentRoleFacts>& roles) {
+  if (config_.replicas == nullptr) {
+    return;
+  }
+  const std::string key = kube::object::key(object);
+  std::map<std::string, std::string> current;
+  for (const policy::ModelDeploymentRoleFacts& role : roles) {
+    if (role.deployment && !role.deployment->pod_spec_hash.empty()) {
+      current[role.name] = role.deployment->pod_spec_hash;
+    }
+  }
+  std::vector<Json> pods;
+  for (const runtime::ObjectPtr& pod : config_.replicas->byIndex(kReplicasByDeployment, key)) {
+    pods.push_back(*pod);
+  }
+  const std::optional<policy::RuntimeSkew> skew =
+      policy::runtimeVersionSkew(kube::object::name(object), pods, current);
+  {
+    std::lock_guard<std::mutex> guard(skew_mutex_);
+    if (!skew) {
+      skew_reported_.erase(key);
+      return;
+    }
+    auto [it, inserted] = skew_reported_.try_emplace(key, skew->signature);
+    if (!inserted && it->second == skew->signature) {
+      return;  // said already
+    }
+    it->second = skew->signature;
+  }
+  if (config_.events != nullptr) {
+    config_.events->event(object, runtime::EventType::Warning, skew->event.reason,
+                          "ObserveReplica", skew->event.message);
+  }
 }
 
 Status ModelDeploymentReconciler::noteOnBinding(const api::ModelDeployment& md, bool hold,

@@ -9,6 +9,7 @@
 #include "kvc/api/backend.h"
 #include "kvc/api/binding.h"
 #include "kvc/api/binding_conditions.h"
+#include "kvc/api/model_deployment.h"
 #include "kvc/api/pool.h"
 #include "kvc/api/pool_conditions.h"
 #include "kvc/controllers/indexes.h"
@@ -89,9 +90,27 @@ struct PoolReconciler::Pass {
   std::string store_failure;
   std::optional<std::int64_t> next_window;  // the soonest admission window to close
   std::map<std::string, std::vector<std::string>> holders;  // deleting Binding -> holders
+  // deleting Binding -> its usedBy ModelDeployments that no longer exist
+  std::map<std::string, std::vector<std::string>> gone_users;
   std::map<std::string, std::int64_t> windows;              // deleting Binding -> seconds left
   std::set<std::string> releasable;                         // domains whose release is due
 };
+
+Result<bool> PoolReconciler::modelDeploymentExists(const std::string& ns, const std::string& name,
+                                                   std::stop_token stop) {
+  if (config_.model_deployments != nullptr &&
+      config_.model_deployments->get(kube::object::key(ns, name))) {
+    return true;
+  }
+  // The cache may lag a deployment created a moment ago, or not hold it at all (a selector):
+  // only a live NotFound says it is gone.
+  const kube::Api deployments(config_.client, kube::resources::modelDeployments(), ns);
+  auto live = deployments.getOptional(name, stop);
+  if (!live.ok()) {
+    return live.status().withContext("reading ModelDeployment " + kube::object::key(ns, name));
+  }
+  return live->has_value();
+}
 
 // What still references a deleting Binding (its usedBy, the labelled Pods naming it), and how
 // long its admission window has to run. Once the window has passed and the cache shows no Pod,
@@ -104,6 +123,16 @@ Status PoolReconciler::noteHolders(const KVCachePoolBinding& binding, Pass& pass
   }
   std::vector<std::string> holders;
   for (const api::ObjectReference& user : binding.status.used_by) {
+    if (user.kind == api::kKindModelDeployment) {
+      // Its controller removes the entry before the deployment goes; an entry left behind means
+      // its finalizer was taken off by hand, and nothing holds the Binding any more.
+      KVC_ASSIGN_OR_RETURN(bool exists,
+                           modelDeploymentExists(binding.metadata.namespace_name, user.name, stop));
+      if (!exists) {
+        pass.gone_users[key].push_back(user.name);
+        continue;
+      }
+    }
     holders.push_back(user.kind + "/" + user.name);
   }
   for (const runtime::ObjectPtr& pod : config_.pods->byIndex(kPodsByBinding, key)) {
@@ -479,6 +508,7 @@ Result<runtime::Action> PoolReconciler::reconcilePool(const Json& pool_object,
       facts.domain_claimed_elsewhere = true;  // a live Binding on the master claims it now
     }
     facts.holders = pass.holders[key];
+    facts.gone_users = pass.gone_users[key];
     if (auto it = pass.windows.find(key); it != pass.windows.end()) {
       if (auto deleted = kube::parseTime(binding.metadata.deletion_timestamp); deleted.ok()) {
         facts.admission_window_closes = kube::formatTime(

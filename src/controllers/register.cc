@@ -102,6 +102,9 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
   config_map_options.namespace_name = setup.operator_namespace;
   config_map_options.label_selector = "app.kubernetes.io/component=tenant-quota-policy";
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr config_maps, manager.informerFor(config_map_options));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr model_deployments,
+                       informer(kube::resources::modelDeployments(), setup.watch_namespace,
+                                setup.selector));
   pools->addIndex(kPoolsByBackend, &poolBackends);
   bindings->addIndex(kBindingsByPool, &bindingPool);
   bindings->addIndex(kBindingsByDomain, &bindingDomain);
@@ -188,6 +191,7 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
   pool_config.backends = &backends->cache();
   pool_config.pods = &pods->cache();
   pool_config.config_maps = &config_maps->cache();
+  pool_config.model_deployments = &model_deployments->cache();
   pool_config.stores = setup.stores;
   pool_config.operator_namespace = setup.operator_namespace;
   pool_config.metrics = &manager.metrics();
@@ -245,21 +249,36 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
 
   // The ModelDeployment controller: the deployments, their role Deployments in every watched
   // namespace, and what a deployment's Binding resolves through.
-  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr model_deployments,
-                       informer(kube::resources::modelDeployments(), setup.watch_namespace,
-                                setup.selector));
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr workloads,
                        informer(kube::resources::deployments(), setup.watch_namespace,
                                 roleWorkloadSelector()));
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr endpoint_services,
                        informer(kube::resources::services(), setup.watch_namespace,
                                 roleWorkloadSelector()));
+  runtime::InformerOptions replica_options;
+  replica_options.resource = kube::resources::pods();
+  replica_options.namespace_name = setup.watch_namespace;
+  replica_options.label_selector = roleWorkloadSelector();
+  replica_options.transform = replicaPodProjection();
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr replica_pods, manager.informerFor(replica_options));
   model_deployments->addIndex(kModelDeploymentsByBinding, &modelDeploymentBinding);
+  replica_pods->addIndex(kReplicasByDeployment, &replicaDeployment);
+  // A replica's eviction, departure or restart is said once, as its Pod changes; informers run
+  // on standbys too (their caches are warm at a takeover), so only the leader records.
+  runtime::EventHandler replica_events;
+  replica_events.on_update = [&manager, md_cache = &model_deployments->cache()](
+                                 const runtime::ObjectPtr& before, const runtime::ObjectPtr& after) {
+    if (manager.isLeader()) {
+      recordReplicaTransition(*md_cache, manager.events(), *before, *after);
+    }
+  };
+  replica_pods->addEventHandler(std::move(replica_events));
   ModelDeploymentControllerConfig md_config;
   md_config.client = manager.client();
   md_config.deployments = &model_deployments->cache();
   md_config.workloads = &workloads->cache();
   md_config.services = &endpoint_services->cache();
+  md_config.replicas = &replica_pods->cache();
   md_config.bindings = &bindings->cache();
   md_config.pools = &pools->cache();
   md_config.backends = &backends->cache();
@@ -280,6 +299,14 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
   md_controller->watch(*endpoint_services,
                        runtime::requestForOwner(kube::resources::modelDeployments()),
                        &runtime::specOrLifecycleChanged);
+  md_controller->watch(*replica_pods, [](const Json& pod) {
+    std::vector<runtime::Request> out;
+    for (const std::string& key : replicaDeployment(pod)) {
+      const auto slash = key.find('/');
+      out.push_back({key.substr(0, slash), key.substr(slash + 1)});
+    }
+    return out;
+  });
   const runtime::Cache* md_cache = &model_deployments->cache();
   // The deployments attached through a Binding (its key "<namespace>/<name>").
   auto attached_to = [md_cache](const std::string& binding_key,

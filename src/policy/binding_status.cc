@@ -1,10 +1,12 @@
 #include "kvc/policy/binding_status.h"
 
+#include <algorithm>
+
 #include "kvc/api/binding_conditions.h"
 #include "kvc/api/message.h"
+#include "kvc/api/model_deployment.h"
 #include "kvc/api/phase.h"
 #include "kvc/common/quantity.h"
-#include <algorithm>
 #include "text.h"
 
 namespace kvc::policy {
@@ -96,6 +98,11 @@ api::KVCachePoolBinding::Status bindingStatus(const BindingFacts& facts,
   const api::KVCachePoolBinding& binding = facts.binding;
   const std::string& domain = binding.spec.domain.name;
   api::KVCachePoolBinding::Status status = binding.status;  // usedBy and the figures carry over
+  std::erase_if(status.used_by, [&](const api::ObjectReference& user) {
+    return user.kind == api::kKindModelDeployment &&
+           std::find(facts.gone_users.begin(), facts.gone_users.end(), user.name) !=
+               facts.gone_users.end();
+  });
   std::vector<Condition> desired;
   bool carry_granted = false;
 

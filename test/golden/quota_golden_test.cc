@@ -13,7 +13,8 @@
 //   binding:  a whole KVCachePoolBinding (api::bindingFromJson): metadata (deletionTimestamp,
 //             finalizers), spec, and the status as last written
 //   facts:    {backend, contestedWith: [ns/name], holders: [Kind/name],
-//              admissionWindowCloses: RFC 3339, nothingOwed, domainClaimedElsewhere}
+//              admissionWindowCloses: RFC 3339, nothingOwed, domainClaimedElsewhere,
+//              goneUsers: [ModelDeployment name]}
 //   reading:  the MasterReading, see below
 //   golden:   {"status": bindingStatusToJson(...), "bindingReleased": bool}
 //
@@ -410,13 +411,14 @@ std::string bindingStatusCase(const Json& in) {
   const Json f = mapping(in, "", "facts");
   onlyKeys(f, "facts",
            {"backend", "contestedWith", "holders", "admissionWindowCloses", "nothingOwed",
-            "domainClaimedElsewhere"});
+            "domainClaimedElsewhere", "goneUsers"});
   facts.backend = text(f, "facts", "backend");
   facts.contested_with = texts(f, "facts", "contestedWith");
   facts.holders = texts(f, "facts", "holders");
   facts.admission_window_closes = optionalText(f, "facts", "admissionWindowCloses");
   facts.nothing_owed = flag(f, "facts", "nothingOwed");
   facts.domain_claimed_elsewhere = flag(f, "facts", "domainClaimedElsewhere");
+  facts.gone_users = texts(f, "facts", "goneUsers");
   const MasterReading reading = masterReading(mapping(in, "", "reading"));
 
   const auto status =

@@ -46,7 +46,7 @@ kvc_quota_cleanup() {
       case $obj in
         namespace/*)
           ns=${obj#namespace/}
-          for b in $(kubectl -n "$ns" get kvcpb -o name 2>/dev/null); do
+          for b in $(kubectl -n "$ns" get kvcpb,md -o name 2>/dev/null); do
             kubectl -n "$ns" patch "$b" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
           done ;;
         *) kubectl patch "$obj" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true ;;

@@ -18,11 +18,16 @@
 //   6. status: kvCache, roles[], endpoint (`<md>.<ns>.svc:8000` while the Service exists), the
 //      conditions and the phase (the policy's decision from what the Binding reports and what
 //      each role's Deployment reports).
+//   7. The replica Events (policy/model_deployment_replicas.h): RuntimeVersionSkew here, once per
+//      distinct set of engine builds; ReplicaEvicted, ReplicaLeaving and ReplicaRestarted from
+//      each engine Pod's updates (recordReplicaTransition, the Pod informer's handler).
 // Deleting: the role Deployments are deleted in the foreground (their Pods go first), the status
 // says Deleting, and once they are gone the deployment leaves the Binding's usedBy and releases
 // its finalizer.
 
 #include <functional>
+#include <map>
+#include <mutex>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -35,6 +40,7 @@
 #include "kvc/policy/model_deployment_status.h"
 #include "kvc/runtime/controller.h"
 #include "kvc/runtime/events.h"
+#include "kvc/runtime/informer.h"
 #include "kvc/runtime/metrics.h"
 #include "kvc/runtime/owned.h"
 #include "kvc/runtime/status_writer.h"
@@ -51,14 +57,26 @@ std::vector<std::string> modelDeploymentBinding(const Json& deployment);
 // The label selector of every role workload (the informer on Deployments in all namespaces).
 std::string roleWorkloadSelector();
 
+// Engine Pod -> "<namespace>/<md>" (the cache key of the ModelDeployment it is a replica of).
+inline constexpr const char* kReplicasByDeployment = "model-deployment";
+std::vector<std::string> replicaDeployment(const Json& pod);
+// What the informer on engine Pods keeps of each (their Events and the runtime skew read it).
+runtime::Transform replicaPodProjection();
+// Records the Events one engine Pod's update calls for (ReplicaEvicted, ReplicaLeaving,
+// ReplicaRestarted) on its ModelDeployment, when `deployments` holds it; the caller records only
+// while leading, as every controller acts.
+void recordReplicaTransition(const runtime::Cache& deployments, runtime::EventRecorder& events,
+                             const Json& before, const Json& after);
+
 struct ModelDeploymentControllerConfig {
   kube::ClientPtr client;
-  // Informer caches: ModelDeployments (indexed kModelDeploymentsByBinding), the role Deployments
-  // and the endpoint Services (roleWorkloadSelector, every watched namespace), Bindings, pools,
-  // backends.
+  // Informer caches: ModelDeployments (indexed kModelDeploymentsByBinding), the role Deployments,
+  // the endpoint Services and the engine Pods (roleWorkloadSelector, every watched namespace),
+  // Bindings, pools, backends.
   const runtime::Cache* deployments = nullptr;
   const runtime::Cache* workloads = nullptr;
   const runtime::Cache* services = nullptr;
+  const runtime::Cache* replicas = nullptr;  // engine Pods, indexed kReplicasByDeployment
   const runtime::Cache* bindings = nullptr;
   const runtime::Cache* pools = nullptr;
   const runtime::Cache* backends = nullptr;
@@ -90,11 +108,16 @@ private:
   // policy::modelDeploymentStatus from the fresh object, and the Events it calls for.
   Status writeStatus(const Json& object, const policy::ModelDeploymentFacts& facts,
                      std::stop_token stop);
+  // RuntimeVersionSkew among the running replicas of the current templates, recorded when the
+  // set of builds differs from the one last recorded for this deployment.
+  void reportRuntimeSkew(const Json& object, const std::vector<policy::ModelDeploymentRoleFacts>& roles);
 
   ModelDeploymentControllerConfig config_;
   runtime::StatusWriter status_;
   runtime::StatusWriter binding_status_;
   runtime::OwnedApplier owned_;
+  std::mutex skew_mutex_;
+  std::map<std::string, std::string> skew_reported_;  // deployment key -> RuntimeSkew::signature
 };
 
 }  // namespace kvc::controllers

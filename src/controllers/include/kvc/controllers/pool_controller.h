@@ -63,6 +63,9 @@ struct PoolControllerConfig {
   const runtime::Cache* backends = nullptr;
   const runtime::Cache* pods = nullptr;
   const runtime::Cache* config_maps = nullptr;
+  // ModelDeployments (may be null: read live), to tell a usedBy entry left behind by a deployment
+  // that is gone.
+  const runtime::Cache* model_deployments = nullptr;
   AdminClientFactory stores;
   std::string operator_namespace = "gpustack-system";
   runtime::Registry* metrics = nullptr;
@@ -88,6 +91,9 @@ private:
   std::mutex& masterLock(const std::string& backend);
   Status noteHolders(const api::KVCachePoolBinding& binding, Pass& pass, Clock::WallTime wall,
                      std::stop_token stop);
+  // Whether the ModelDeployment ns/name exists: the cache, else a live read (NotFound: false).
+  Result<bool> modelDeploymentExists(const std::string& ns, const std::string& name,
+                                     std::stop_token stop);
   Result<runtime::Action> reconcilePool(const Json& pool_object, std::stop_token stop);
   Result<runtime::Action> releasePool(const api::KVCachePool& pool, const Json& pool_object,
                                       const Pass& pass, std::stop_token stop);

@@ -24,6 +24,9 @@ struct BindingFacts {
   // "Pod/vllm-0"), sorted; and, while the admission window is open, when it closes (RFC 3339).
   std::vector<std::string> holders;
   std::optional<std::string> admission_window_closes;
+  // While deleting: the names of the ModelDeployments in status.usedBy that no longer exist (a
+  // finalizer removed by hand left their entry behind). Dropped from usedBy; never holders.
+  std::vector<std::string> gone_users;
   // While deleting: the pool or its backend is gone, so no ledger entry is owed.
   bool nothing_owed = false;
   // While deleting: a live Binding elsewhere on the master claims the same domain now, so the
