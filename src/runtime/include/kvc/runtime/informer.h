@@ -154,7 +154,7 @@ private:
   // Fills apiVersion/kind when a list left them out, then applies the transform.
   void prepare(Json& object) const;
 
-  void dispatch(std::stop_token stop);
+  void dispatch(std::stop_token stop, Clock::TimePoint next_resync);
   void push(Note note);
   void push(std::vector<Note> notes);
   void deliver(const Note& note);
