@@ -7,26 +7,13 @@
 #include "kvc/api/model_deployment_conditions.h"
 #include "kvc/policy/model_deployment_render.h"
 #include "kvc/policy/store_workload.h"
+#include "json_lookup.h"
 #include "text.h"
 
 namespace kvc::policy {
 namespace {
 
 namespace md = api::model_deployment;
-
-const Json& field(const Json& object, std::string_view key) {
-  static const Json kNull;
-  if (!object.is_object()) {
-    return kNull;
-  }
-  auto it = object.find(std::string(key));
-  return it == object.end() ? kNull : *it;
-}
-
-std::string text(const Json& object, std::string_view key) {
-  const Json& value = field(object, key);
-  return value.is_string() ? value.get<std::string>() : std::string();
-}
 
 std::optional<std::int64_t> number(const Json& object, std::string_view key) {
   const Json& value = field(object, key);

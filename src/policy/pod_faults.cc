@@ -3,23 +3,10 @@
 #include <string_view>
 
 #include "kvc/api/message.h"
+#include "json_lookup.h"
 
 namespace kvc::policy {
 namespace {
-
-const Json& field(const Json& object, std::string_view key) {
-  static const Json kNull;
-  if (!object.is_object()) {
-    return kNull;
-  }
-  auto it = object.find(std::string(key));
-  return it == object.end() ? kNull : *it;
-}
-
-std::string text(const Json& object, std::string_view key) {
-  const Json& value = field(object, key);
-  return value.is_string() ? value.get<std::string>() : std::string();
-}
 
 std::int64_t number(const Json& object, std::string_view key) {
   const Json& value = field(object, key);
