@@ -20,13 +20,8 @@ std::optional<std::int64_t> number(const Json& object, std::string_view key) {
   return value.is_number_integer() ? std::optional(value.get<std::int64_t>()) : std::nullopt;
 }
 
-const Json& label(const Json& pod, std::string_view key) {
-  return field(field(field(pod, "metadata"), "labels"), key);
-}
-
 std::string labelText(const Json& pod, std::string_view key) {
-  const Json& value = label(pod, key);
-  return value.is_string() ? value.get<std::string>() : std::string();
+  return text(field(field(pod, "metadata"), "labels"), key);
 }
 
 // The DisruptionTarget condition when it is True, else null.
@@ -170,7 +165,8 @@ std::string engineBuild(const Json& pod) {
     return {};
   }
   for (const Json& status : statuses) {
-    if (text(status, "name") != kEngineContainer || !field(field(status, "state"), "running").is_object()) {
+    const bool running = field(field(status, "state"), "running").is_object();
+    if (text(status, "name") != kEngineContainer || !running) {
       continue;
     }
     std::string id = text(status, "imageID");
@@ -278,10 +274,10 @@ std::optional<RuntimeSkew> runtimeVersionSkew(
     message += (i == 0 ? "" : "; ") + parts[i];
   }
   message += ". Replicas of one deployment should run one build: two builds can answer the same "
-             "request differently, and replicas attached to one reuse domain would serve each other "
-             "KV blocks computed by another build. Fix: name the "
-             "engine image by digest or by a fixed version tag (spec.engine.image, or the same "
-             "roles[].image on every role), so that every node runs the same build";
+             "request differently, and replicas attached to one reuse domain would serve each "
+             "other KV blocks computed by another build. Fix: name the engine image by digest or "
+             "by a fixed version tag (spec.engine.image, or the same roles[].image on every "
+             "role), so that every node runs the same build";
   skew.event = {"Warning", std::string(md::kEventRuntimeVersionSkew), std::move(message)};
   return skew;
 }
