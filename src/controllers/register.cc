@@ -5,6 +5,7 @@
 #include "kvc/controllers/model_deployment_controller.h"
 #include "kvc/controllers/pool_controller.h"
 #include "kvc/kube/resource.h"
+#include "kvc/policy/model_deployment_replicas.h"
 #include "kvc/runtime/settings_cache.h"
 
 namespace kvc::controllers {
@@ -76,12 +77,13 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
   if (!setup.stores) {
     setup.stores = httpAdminClients();
   }
-  auto informer = [&](const kube::ResourceType& resource, std::string ns,
-                      std::string selector) -> Result<runtime::InformerPtr> {
+  auto informer = [&](const kube::ResourceType& resource, std::string ns, std::string selector,
+                      runtime::Transform transform = {}) -> Result<runtime::InformerPtr> {
     runtime::InformerOptions options;
     options.resource = resource;
     options.namespace_name = std::move(ns);
     options.label_selector = std::move(selector);
+    options.transform = std::move(transform);
     return manager.informerFor(options);
   };
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr backends,
@@ -91,17 +93,12 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr bindings,
                        informer(kube::resources::kvCachePoolBindings(), setup.watch_namespace,
                                 setup.selector));
-  runtime::InformerOptions pod_options;
-  pod_options.resource = kube::resources::pods();
-  pod_options.namespace_name = setup.watch_namespace;
-  pod_options.label_selector = heldPodSelector();
-  pod_options.transform = heldPodProjection();
-  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr pods, manager.informerFor(pod_options));
-  runtime::InformerOptions config_map_options;
-  config_map_options.resource = kube::resources::configMaps();
-  config_map_options.namespace_name = setup.operator_namespace;
-  config_map_options.label_selector = "app.kubernetes.io/component=tenant-quota-policy";
-  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr config_maps, manager.informerFor(config_map_options));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr pods,
+                       informer(kube::resources::pods(), setup.watch_namespace, heldPodSelector(),
+                                heldPodProjection()));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr config_maps,
+                       informer(kube::resources::configMaps(), setup.operator_namespace,
+                                "app.kubernetes.io/component=tenant-quota-policy"));
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr model_deployments,
                        informer(kube::resources::modelDeployments(), setup.watch_namespace,
                                 setup.selector));
@@ -255,12 +252,9 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr endpoint_services,
                        informer(kube::resources::services(), setup.watch_namespace,
                                 roleWorkloadSelector()));
-  runtime::InformerOptions replica_options;
-  replica_options.resource = kube::resources::pods();
-  replica_options.namespace_name = setup.watch_namespace;
-  replica_options.label_selector = roleWorkloadSelector();
-  replica_options.transform = replicaPodProjection();
-  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr replica_pods, manager.informerFor(replica_options));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr replica_pods,
+                       informer(kube::resources::pods(), setup.watch_namespace,
+                                roleWorkloadSelector(), replicaPodProjection()));
   model_deployments->addIndex(kModelDeploymentsByBinding, &modelDeploymentBinding);
   replica_pods->addIndex(kReplicasByDeployment, &replicaDeployment);
   // A replica's eviction, departure or restart is said once, as its Pod changes; informers run
@@ -306,7 +300,7 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
       out.push_back({key.substr(0, slash), key.substr(slash + 1)});
     }
     return out;
-  });
+  }, &policy::skewInputsChanged);
   const runtime::Cache* md_cache = &model_deployments->cache();
   // The deployments attached through a Binding (its key "<namespace>/<name>").
   auto attached_to = [md_cache](const std::string& binding_key,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <tuple>
 
 #include "kvc/api/message.h"
 #include "kvc/api/model_deployment_conditions.h"
@@ -175,6 +176,15 @@ std::string engineBuild(const Json& pod) {
   return {};
 }
 
+std::string podSpecHash(const Json& pod) {
+  return text(field(field(pod, "metadata"), "annotations"), kPodSpecHashAnnotation);
+}
+
+// What runtimeVersionSkew reads of one Pod.
+std::tuple<std::string, bool, std::string, std::string> skewInputs(const Json& pod) {
+  return {text(field(pod, "status"), "phase"), deleting(pod), podSpecHash(pod), engineBuild(pod)};
+}
+
 // "a, b and 3 more".
 std::string someNames(const std::vector<std::string>& names) {
   constexpr std::size_t kShown = 3;
@@ -217,6 +227,10 @@ std::vector<ModelDeploymentEvent> replicaTransitionEvents(const Json& before, co
   return out;
 }
 
+bool skewInputsChanged(const Json& before, const Json& after) {
+  return skewInputs(before) != skewInputs(after);
+}
+
 std::string replicaOwnerKey(const Json& pod) {
   if (labelText(pod, "app.kubernetes.io/name") != kModelDeploymentAppName) {
     return {};
@@ -240,8 +254,7 @@ std::optional<RuntimeSkew> runtimeVersionSkew(
     }
     const std::string role = labelText(pod, "app.kubernetes.io/component");
     auto current = current_hashes.find(role);
-    const std::string hash = text(field(field(pod, "metadata"), "annotations"),
-                                  kPodSpecHashAnnotation);
+    const std::string hash = podSpecHash(pod);
     if (current == current_hashes.end() || current->second.empty() || hash != current->second) {
       continue;  // an older template: the rollout replaces it
     }

@@ -198,5 +198,27 @@ TEST(RuntimeVersionSkew, ManyPodsAreNamedAFewAtATime) {
   EXPECT_THAT(skew->event.message, HasSubstr("(role server: Pods a, b, c and 2 more)"));
 }
 
+TEST(SkewInputsChanged, OnlyWhatTheSkewReadsReJudgesTheDeployment) {
+  const Json before = runningPod();
+  EXPECT_FALSE(skewInputsChanged(before, before));  // a resync
+  Json restarted = runningPod();
+  restarted["status"]["containerStatuses"][0]["restartCount"] = 3;
+  restarted["status"]["conditions"] = Json::parse(R"([{"type": "Ready", "status": "False"}])");
+  EXPECT_FALSE(skewInputsChanged(before, restarted));  // readiness and restarts: no new build
+  Json pulled = runningPod();
+  pulled["status"]["containerStatuses"][0]["imageID"] = "docker.io/vllm/vllm-openai@sha256:bbb";
+  EXPECT_TRUE(skewInputsChanged(before, pulled));
+  Json rolled = runningPod();
+  rolled["metadata"]["annotations"]["kvcache.gpustack.ai/pod-spec-hash"] = "h2";
+  EXPECT_TRUE(skewInputsChanged(before, rolled));
+  Json leaving = runningPod();
+  leaving["metadata"]["deletionTimestamp"] = "2026-12-02T10:00:00Z";
+  EXPECT_TRUE(skewInputsChanged(before, leaving));
+  Json pending = runningPod();
+  pending["status"]["phase"] = "Pending";
+  pending["status"]["containerStatuses"][0]["state"] = Json::parse(R"({"waiting": {}})");
+  EXPECT_TRUE(skewInputsChanged(pending, before));  // it starts running
+}
+
 }  // namespace
 }  // namespace kvc::policy

@@ -110,7 +110,8 @@ private:
                      std::stop_token stop);
   // RuntimeVersionSkew among the running replicas of the current templates, recorded when the
   // set of builds differs from the one last recorded for this deployment.
-  void reportRuntimeSkew(const Json& object, const std::vector<policy::ModelDeploymentRoleFacts>& roles);
+  void reportRuntimeSkew(const Json& object,
+                         const std::vector<policy::ModelDeploymentRoleFacts>& roles);
 
   ModelDeploymentControllerConfig config_;
   runtime::StatusWriter status_;

@@ -49,6 +49,11 @@ std::vector<ModelDeploymentEvent> replicaTransitionEvents(const Json& before, co
 // without the labels of a rendered role.
 std::string replicaOwnerKey(const Json& pod);
 
+// Whether an update of an engine Pod moves what runtimeVersionSkew reads of it: its phase, its
+// deletion, its template's Pod-spec hash, its engine build. The controller re-judges a deployment
+// on those updates only, not on each status write a kubelet makes (readiness flips, restarts).
+bool skewInputsChanged(const Json& before, const Json& after);
+
 struct RuntimeSkew {
   std::string signature;  // the distinct builds, sorted and joined: stable while nothing changes
   ModelDeploymentEvent event;
