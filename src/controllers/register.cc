@@ -78,7 +78,8 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
     setup.stores = httpAdminClients();
   }
   auto informer = [&](const kube::ResourceType& resource, std::string ns, std::string selector,
-                      runtime::Transform transform = {}) -> Result<runtime::InformerPtr> {
+                      runtime::Transform transform =
+                          runtime::stripTransform()) -> Result<runtime::InformerPtr> {
     runtime::InformerOptions options;
     options.resource = resource;
     options.namespace_name = std::move(ns);
