@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kvc/api/kvcache.h"
-#include "kvc/policy/inject.h"
+#include "kvc/policy/inject/inject.h"
 
 namespace {
 

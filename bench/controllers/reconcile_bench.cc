@@ -63,6 +63,7 @@
 #include "kvc/common/quantity.h"
 #include "kvc/kube/client.h"
 #include "kvc/kube/config.h"
+#include "kvc/kube/object.h"
 #include "kvc/kube/resource.h"
 #include "kvc/runtime/informer.h"
 #include "kvc/store/http.h"

@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "kvc/kube/client.h"
+#include "kvc/kube/object.h"
 #include "kvc/runtime/informer.h"
 #include "kvc/runtime/store.h"
 #include "pod_fixture.h"

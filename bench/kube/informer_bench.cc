@@ -31,6 +31,7 @@
 
 #include "kvc/kube/client.h"
 #include "kvc/kube/config.h"
+#include "kvc/kube/object.h"
 #include "kvc/runtime/allocator.h"
 #include "kvc/runtime/informer.h"
 #include "pod_fixture.h"

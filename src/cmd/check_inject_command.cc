@@ -6,7 +6,7 @@
 #include "internal/cluster_source.h"
 #include "internal/injection_run.h"
 #include "kvc/cmd/commands.h"
-#include "kvc/policy/keys.h"
+#include "kvc/policy/inject/keys.h"
 
 namespace kvc::cmd {
 namespace {

@@ -12,7 +12,7 @@
 #include <system_error>
 
 #include "kvc/cmd/commands.h"
-#include "kvc/policy/tier_cleanup.h"
+#include "kvc/policy/store/tier_cleanup.h"
 
 namespace kvc::cmd {
 namespace {

@@ -25,7 +25,7 @@
 #include "kvc/kube/client.h"
 #include "kvc/kube/config.h"
 #include "kvc/kube/resource.h"
-#include "kvc/policy/store_workload.h"
+#include "kvc/policy/store/store_workload.h"
 #include "kvc/store/child_process.h"
 
 namespace kvc::cmd {

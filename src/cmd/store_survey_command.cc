@@ -11,7 +11,7 @@
 #include <system_error>
 
 #include "kvc/cmd/commands.h"
-#include "kvc/policy/tier_survey.h"
+#include "kvc/policy/store/tier_survey.h"
 
 namespace kvc::cmd {
 namespace {

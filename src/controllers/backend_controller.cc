@@ -10,7 +10,8 @@
 #include "kvc/api/backend.h"
 #include "kvc/api/backend_conditions.h"
 #include "kvc/kube/resource.h"
-#include "kvc/policy/backend_status.h"
+#include "kvc/kube/time.h"
+#include "kvc/policy/store/backend_status.h"
 #include "kvc/runtime/finalizer.h"
 
 namespace kvc::controllers {

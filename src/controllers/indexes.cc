@@ -1,7 +1,8 @@
 #include "kvc/controllers/indexes.h"
 
 #include "kvc/kube/client.h"
-#include "kvc/policy/keys.h"
+#include "kvc/kube/object.h"
+#include "kvc/policy/inject/keys.h"
 
 namespace kvc::controllers {
 std::vector<std::string> podBinding(const Json& pod) {

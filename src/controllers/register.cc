@@ -4,8 +4,9 @@
 #include "kvc/controllers/indexes.h"
 #include "kvc/controllers/model_deployment_controller.h"
 #include "kvc/controllers/pool_controller.h"
+#include "kvc/kube/object.h"
 #include "kvc/kube/resource.h"
-#include "kvc/policy/model_deployment_replicas.h"
+#include "kvc/policy/model_deployment/model_deployment_replicas.h"
 #include "kvc/runtime/settings_cache.h"
 
 namespace kvc::controllers {

@@ -1,7 +1,6 @@
 #include "kvc/kube/client.h"
+#include "kvc/kube/object.h"
 
-#include <cstdio>
-#include <ctime>
 #include <utility>
 
 namespace kvc::kube {
@@ -16,18 +15,6 @@ ApiResult<Json> decodeObject(const HttpResponse& response, std::string_view what
                     std::string(what) + ": the answer is not a JSON object", response.status);
   }
   return parsed;
-}
-
-std::string_view metaString(const Json& obj, const char* key) {
-  auto meta = obj.find("metadata");
-  if (meta == obj.end() || !meta->is_object()) {
-    return {};
-  }
-  auto it = meta->find(key);
-  if (it == meta->end() || !it->is_string()) {
-    return {};
-  }
-  return it->get_ref<const std::string&>();
 }
 
 }  // namespace
@@ -390,126 +377,6 @@ ApiResult<WatchEnd> Api::watch(const WatchParams& params, const WatchCallback& c
     return ApiError(ErrorReason::Client, request.status().message());
   }
   return client_->watch(*request, callback, resource().plural, std::move(stop));
-}
-
-namespace object {
-
-std::string name(const Json& obj) { return std::string(metaString(obj, "name")); }
-std::string namespaceName(const Json& obj) { return std::string(metaString(obj, "namespace")); }
-std::string uid(const Json& obj) { return std::string(metaString(obj, "uid")); }
-std::string resourceVersion(const Json& obj) {
-  return std::string(metaString(obj, "resourceVersion"));
-}
-
-std::int64_t generation(const Json& obj) {
-  auto meta = obj.find("metadata");
-  if (meta == obj.end() || !meta->is_object()) {
-    return 0;
-  }
-  auto it = meta->find("generation");
-  return it != meta->end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
-}
-
-bool isDeleting(const Json& obj) { return !metaString(obj, "deletionTimestamp").empty(); }
-
-std::string key(std::string_view namespace_name, std::string_view name) {
-  if (namespace_name.empty()) {
-    return std::string(name);
-  }
-  std::string out;
-  out.reserve(namespace_name.size() + 1 + name.size());
-  out += namespace_name;
-  out += '/';
-  out += name;
-  return out;
-}
-
-std::string key(const Json& obj) {
-  return key(metaString(obj, "namespace"), metaString(obj, "name"));
-}
-
-std::pair<std::string, std::string> splitKey(std::string_view key) {
-  const auto slash = key.find('/');
-  if (slash == std::string_view::npos) {
-    return {std::string(), std::string(key)};
-  }
-  return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
-}
-
-}  // namespace object
-
-namespace {
-
-std::string formatWith(std::chrono::system_clock::time_point t, bool micros) {
-  const auto since = t.time_since_epoch();
-  auto secs = std::chrono::floor<std::chrono::seconds>(since);
-  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(since - secs).count();
-  const std::time_t tt = static_cast<std::time_t>(secs.count());
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[64];
-  if (micros) {
-    std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                  static_cast<long long>(us));
-  } else {
-    std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  }
-  return buf;
-}
-
-}  // namespace
-
-std::string formatMicroTime(std::chrono::system_clock::time_point t) { return formatWith(t, true); }
-std::string formatTime(std::chrono::system_clock::time_point t) { return formatWith(t, false); }
-
-Result<std::chrono::system_clock::time_point> parseTime(std::string_view text) {
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
-  if (text.size() < 20 ||
-      std::sscanf(std::string(text.substr(0, 19)).c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d,
-                  &h, &mi, &s) != 6) {
-    return invalidArgument("\"" + std::string(text) + "\" is not an RFC 3339 time");
-  }
-  std::size_t pos = 19;
-  long long micros = 0;
-  if (pos < text.size() && text[pos] == '.') {
-    ++pos;
-    int digits = 0;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      if (digits < 6) {
-        micros = micros * 10 + (text[pos] - '0');
-        ++digits;
-      }
-      ++pos;
-    }
-    while (digits < 6) {
-      micros *= 10;
-      ++digits;
-    }
-  }
-  long offset_seconds = 0;
-  if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z')) {
-    ++pos;
-  } else if (pos + 6 == text.size() && (text[pos] == '+' || text[pos] == '-')) {
-    const int oh = (text[pos + 1] - '0') * 10 + (text[pos + 2] - '0');
-    const int om = (text[pos + 4] - '0') * 10 + (text[pos + 5] - '0');
-    offset_seconds = (oh * 3600 + om * 60) * (text[pos] == '+' ? 1 : -1);
-    pos += 6;
-  }
-  if (pos != text.size()) {
-    return invalidArgument("\"" + std::string(text) + "\" is not an RFC 3339 time");
-  }
-  std::tm tm{};
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  tm.tm_sec = s;
-  const std::time_t tt = timegm(&tm);
-  return std::chrono::system_clock::time_point(std::chrono::seconds(tt - offset_seconds) +
-                                               std::chrono::microseconds(micros));
 }
 
 }  // namespace kvc::kube

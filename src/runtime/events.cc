@@ -5,6 +5,8 @@
 #include <cstdio>
 
 #include "kvc/common/text.h"
+#include "kvc/kube/object.h"
+#include "kvc/kube/time.h"
 
 namespace kvc::runtime {
 namespace {

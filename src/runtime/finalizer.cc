@@ -1,5 +1,7 @@
 #include "kvc/runtime/finalizer.h"
 
+#include "kvc/kube/object.h"
+
 #include <spdlog/spdlog.h>
 
 #include <string>

@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "kvc/kube/object.h"
 #include "kvc/runtime/allocator.h"
 
 namespace kvc::runtime {

@@ -1,5 +1,8 @@
 #include "kvc/runtime/leader_election.h"
 
+#include "kvc/kube/object.h"
+#include "kvc/kube/time.h"
+
 #include <spdlog/spdlog.h>
 
 #include <cmath>

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "kvc/kube/client.h"
+#include "kvc/kube/object.h"
 
 namespace kvc::runtime {
 

@@ -4,6 +4,7 @@
 #include <set>
 #include <spdlog/spdlog.h>
 
+#include "kvc/kube/object.h"
 #include "kvc/runtime/field_manager.h"
 
 namespace kvc::runtime {

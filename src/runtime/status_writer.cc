@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "kvc/kube/object.h"
 #include "kvc/runtime/field_manager.h"
 
 namespace kvc::runtime {

@@ -1,7 +1,7 @@
 #include "kvc/webhook/backend_handlers.h"
 
 #include "kvc/api/backend.h"
-#include "kvc/policy/backend_admission.h"
+#include "kvc/policy/admission/backend_admission.h"
 #include "kvc/webhook/validation.h"
 
 namespace kvc::webhook {

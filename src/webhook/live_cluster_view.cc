@@ -1,5 +1,6 @@
 #include "kvc/webhook/live_cluster_view.h"
 
+#include "kvc/kube/object.h"
 #include "kvc/kube/resource.h"
 
 namespace kvc::webhook {

@@ -1,7 +1,7 @@
 #include "kvc/webhook/model_deployment_handlers.h"
 
 #include "kvc/api/model_deployment.h"
-#include "kvc/policy/model_deployment_admission.h"
+#include "kvc/policy/admission/model_deployment_admission.h"
 #include "kvc/webhook/validation.h"
 
 namespace kvc::webhook {

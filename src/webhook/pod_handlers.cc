@@ -1,6 +1,6 @@
 #include "kvc/webhook/pod_handlers.h"
 
-#include "kvc/policy/freeze.h"
+#include "kvc/policy/inject/freeze.h"
 
 namespace kvc::webhook {
 

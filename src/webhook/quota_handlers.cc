@@ -7,8 +7,9 @@
 #include "kvc/api/binding.h"
 #include "kvc/api/indexes.h"
 #include "kvc/api/pool.h"
+#include "kvc/kube/object.h"
 #include "kvc/kube/resource.h"
-#include "kvc/policy/quota_admission.h"
+#include "kvc/policy/admission/quota_admission.h"
 #include "kvc/webhook/validation.h"
 
 namespace kvc::webhook {

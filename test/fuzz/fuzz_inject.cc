@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "kvc/api/kvcache.h"
-#include "kvc/policy/inject.h"
+#include "kvc/policy/inject/inject.h"
 
 namespace {
 

@@ -22,8 +22,8 @@
 #include "kvc/api/backend.h"
 #include "kvc/api/settings.h"
 #include "kvc/common/yaml.h"
-#include "kvc/policy/store_member.h"
-#include "kvc/policy/store_render.h"
+#include "kvc/policy/store/store_member.h"
+#include "kvc/policy/store/store_render.h"
 
 namespace kvc::policy {
 namespace {

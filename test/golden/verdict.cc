@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "kvc/policy/field_error.h"
+#include "kvc/policy/base/field_error.h"
 
 namespace kvc::golden {
 namespace {

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "kvc/common/json.h"
-#include "kvc/policy/admission_verdict.h"
+#include "kvc/policy/base/admission_verdict.h"
 
 namespace kvc::golden {
 

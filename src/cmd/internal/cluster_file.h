@@ -8,7 +8,7 @@
 
 #include "kvc/api/settings.h"
 #include "kvc/common/status.h"
-#include "kvc/policy/cluster_view.h"
+#include "kvc/policy/inject/cluster_view.h"
 
 namespace kvc::cmd {
 

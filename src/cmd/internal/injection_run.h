@@ -7,8 +7,8 @@
 
 #include "internal/manifest.h"
 #include "kvc/api/settings.h"
-#include "kvc/policy/cluster_view.h"
-#include "kvc/policy/inject.h"
+#include "kvc/policy/inject/cluster_view.h"
+#include "kvc/policy/inject/inject.h"
 
 namespace kvc::cmd {
 

@@ -4,6 +4,7 @@
 #include "kvc/api/binding.h"
 #include "kvc/api/pool.h"
 #include "kvc/kube/client.h"
+#include "kvc/kube/object.h"
 
 namespace kvc::controllers::internal {
 namespace {

@@ -5,7 +5,7 @@
 // their caches have synced, and an object that arrives later triggers a pass of its own (the
 // watches of register.cc). An object that does not decode is an error, never "does not exist".
 
-#include "kvc/policy/cluster_view.h"
+#include "kvc/policy/inject/cluster_view.h"
 #include "kvc/runtime/store.h"
 
 namespace kvc::controllers::internal {

@@ -1,5 +1,7 @@
 #include "internal/foreground_delete.h"
 
+#include "kvc/kube/object.h"
+
 namespace kvc::controllers::internal {
 
 Status deleteInForeground(const kube::Api& api, const Json& child, std::stop_token stop) {

@@ -37,9 +37,9 @@
 
 #include "kvc/api/backend.h"
 #include "kvc/controllers/backend_controller.h"
-#include "kvc/policy/leader_handover.h"
-#include "kvc/policy/managed_backend_status.h"
-#include "kvc/policy/store_workload.h"
+#include "kvc/policy/store/leader_handover.h"
+#include "kvc/policy/store/managed_backend_status.h"
+#include "kvc/policy/store/store_workload.h"
 #include "kvc/runtime/owned.h"
 
 namespace kvc::controllers::internal {

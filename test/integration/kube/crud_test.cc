@@ -13,6 +13,7 @@
 #include "harness.h"
 #include "kvc/kube/config.h"
 #include "kvc/kube/discovery.h"
+#include "kvc/kube/object.h"
 #include "kvc/runtime/events.h"
 #include "kvc/runtime/finalizer.h"
 

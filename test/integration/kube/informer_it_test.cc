@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "kvc/kube/object.h"
 #include "kvc/runtime/informer.h"
 #include "parallel.h"
 

@@ -13,6 +13,9 @@
 
 #include "harness.h"
 
+#include "kvc/kube/object.h"
+#include "kvc/kube/time.h"
+
 namespace kvc::it {
 namespace {
 

@@ -7,6 +7,7 @@
 #include <iomanip>
 
 #include "harness.h"
+#include "kvc/kube/object.h"
 #include "kvc/runtime/informer.h"
 
 namespace kvc::it {

@@ -14,6 +14,8 @@
 
 #include "harness.h"
 #include "kvc/api/condition.h"
+#include "kvc/kube/object.h"
+#include "kvc/kube/time.h"
 #include "kvc/runtime/controller.h"
 #include "kvc/runtime/informer.h"
 #include "kvc/runtime/metrics.h"

@@ -7,7 +7,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "kvc/policy/tenant_quota_policy.h"
+#include "kvc/policy/quota/tenant_quota_policy.h"
 #include "kvc/store/recut.h"
 #include "store_env.h"
 

@@ -7,6 +7,7 @@
 
 #include "kvc/controllers/model_deployment_controller.h"
 #include "kvc/kube/client.h"
+#include "kvc/kube/object.h"
 #include "kvc/runtime/store.h"
 
 namespace kvc::controllers {

@@ -1,5 +1,7 @@
 // Watch decoding, object accessors and time formats (pure parts of client.h).
 #include "kvc/kube/client.h"
+#include "kvc/kube/object.h"
+#include "kvc/kube/time.h"
 
 #include <gtest/gtest.h>
 

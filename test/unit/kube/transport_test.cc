@@ -9,6 +9,7 @@
 
 #include "fake_apiserver.h"
 #include "kvc/kube/client.h"
+#include "kvc/kube/object.h"
 #include "kvc/kube/discovery.h"
 
 namespace kvc::kube {

@@ -1,4 +1,5 @@
 // Events: created once, aggregated into a series, rate-limited per object.
+#include "kvc/kube/time.h"
 #include "kvc/runtime/events.h"
 
 #include <gtest/gtest.h>

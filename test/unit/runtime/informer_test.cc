@@ -1,5 +1,6 @@
 // The informer against the fake API server: list then watch, relist on 410, resume after a
 // dropped connection, resync on a fake clock, transforms and indexes.
+#include "kvc/kube/object.h"
 #include "kvc/runtime/informer.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,7 @@
 // Owned children: the controller reference and the ownership note on every child, server-side
 // apply under the one field manager, no request when the cache already holds the intent,
 // pruning of what is no longer rendered, and never adopting a same-named object that is not ours.
+#include "kvc/kube/object.h"
 #include "kvc/runtime/owned.h"
 
 #include <gtest/gtest.h>

@@ -190,26 +190,4 @@ private:
   std::chrono::milliseconds timeout_{0};
 };
 
-// Small accessors for object JSON (empty strings / 0 when absent).
-namespace object {
-std::string name(const Json& obj);
-std::string namespaceName(const Json& obj);
-std::string uid(const Json& obj);
-std::string resourceVersion(const Json& obj);
-std::int64_t generation(const Json& obj);
-bool isDeleting(const Json& obj);  // metadata.deletionTimestamp is set
-// "namespace/name", or "name" for cluster-scoped objects (client-go's MetaNamespaceKeyFunc).
-std::string key(const Json& obj);
-std::string key(std::string_view namespace_name, std::string_view name);
-// Splits a key back into namespace (possibly "") and name.
-std::pair<std::string, std::string> splitKey(std::string_view key);
-}  // namespace object
-
-// RFC 3339 with microseconds, UTC ("2024-05-01T12:00:00.123456Z"): metav1.MicroTime.
-std::string formatMicroTime(std::chrono::system_clock::time_point t);
-// RFC 3339 in seconds ("2024-05-01T12:00:00Z"): metav1.Time.
-std::string formatTime(std::chrono::system_clock::time_point t);
-// Parses either form (fractions optional, "Z" or a numeric offset).
-Result<std::chrono::system_clock::time_point> parseTime(std::string_view text);
-
 }  // namespace kvc::kube

@@ -18,7 +18,7 @@
 #include "kvc/common/clock.h"
 #include "kvc/common/status.h"
 #include "kvc/kube/client.h"
-#include "kvc/policy/webhook_certificate.h"
+#include "kvc/policy/admission/webhook_certificate.h"
 
 namespace kvc::webhook {
 

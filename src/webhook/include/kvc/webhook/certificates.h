@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kvc/common/status.h"
-#include "kvc/policy/webhook_certificate.h"
+#include "kvc/policy/admission/webhook_certificate.h"
 
 namespace kvc::webhook {
 

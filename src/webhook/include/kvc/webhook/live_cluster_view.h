@@ -13,7 +13,7 @@
 #include <memory>
 
 #include "kvc/kube/client.h"
-#include "kvc/policy/cluster_view.h"
+#include "kvc/policy/inject/cluster_view.h"
 #include "kvc/runtime/store.h"
 
 namespace kvc::webhook {

@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "kvc/api/settings.h"
-#include "kvc/policy/cluster_view.h"
+#include "kvc/policy/inject/cluster_view.h"
 #include "kvc/webhook/admission.h"
 
 namespace kvc::webhook {

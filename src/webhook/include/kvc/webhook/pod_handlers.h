@@ -9,8 +9,8 @@
 #include <string>
 
 #include "kvc/api/settings.h"
-#include "kvc/policy/cluster_view.h"
-#include "kvc/policy/inject.h"
+#include "kvc/policy/inject/cluster_view.h"
+#include "kvc/policy/inject/inject.h"
 #include "kvc/webhook/admission.h"
 
 namespace kvc::webhook {

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "kvc/common/status.h"
-#include "kvc/policy/admission_verdict.h"
+#include "kvc/policy/base/admission_verdict.h"
 #include "kvc/webhook/admission.h"
 
 namespace kvc::webhook {

@@ -1,0 +1,301 @@
+#include "kvc/policy/quota/pool_status.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "kvc/api/message.h"
+#include "kvc/api/phase.h"
+#include "kvc/api/pool_conditions.h"
+#include "kvc/common/quantity.h"
+#include "kvc/policy/base/text.h"
+
+namespace kvc::policy {
+namespace {
+
+namespace p = api::pool;
+using api::Condition;
+using api::makeCondition;
+
+// a + b, held at 2^63-1 (ceilings may each be that large).
+std::int64_t saturatingAdd(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
+}
+
+bool contested(const PoolFacts& facts, const std::string& domain) {
+  return std::find(facts.contested_domains.begin(), facts.contested_domains.end(), domain) !=
+         facts.contested_domains.end();
+}
+
+Condition backendResolved(const PoolFacts& facts) {
+  switch (facts.resolution) {
+  case BackendResolution::NotSingular:
+    return makeCondition(p::kBackendResolved, api::kConditionFalse, p::kReasonBackendNotSingular,
+                         "spec.backends names " + std::to_string(facts.pool.spec.backends.size()) +
+                             " backends; a pool draws on exactly one. Fix: create a pool that "
+                             "names one KVCacheBackend");
+  case BackendResolution::NotFound:
+    return makeCondition(p::kBackendResolved, api::kConditionFalse, p::kReasonBackendNotFound,
+                         "KVCacheBackend " + inQuotes(facts.backend) +
+                             " does not exist. Fix: create it (spec.backends cannot be "
+                             "re-pointed)");
+  case BackendResolution::EndpointsNotPublished:
+    return makeCondition(p::kBackendResolved, api::kConditionFalse,
+                         p::kReasonEndpointsNotPublished,
+                         "KVCacheBackend " + inQuotes(facts.backend) +
+                             " has not published its Admin endpoint yet (status.endpoints); "
+                             "checked again in 30 s");
+  case BackendResolution::Resolved:
+    break;
+  }
+  return makeCondition(p::kBackendResolved, api::kConditionTrue, p::kReasonResolved,
+                       "KVCacheBackend " + inQuotes(facts.backend) + " serves clients at " +
+                           facts.client_endpoint);
+}
+
+}  // namespace
+
+std::int64_t countedCeilings(const PoolFacts& facts) {
+  std::int64_t sum = 0;
+  for (const api::KVCachePoolBinding& binding : facts.bindings) {
+    if (binding.metadata.deleting || binding.spec.domain.name.empty() ||
+        contested(facts, binding.spec.domain.name)) {
+      continue;
+    }
+    auto bytes = parseQuantityBytes(binding.spec.quota_ceiling);
+    if (bytes.ok()) {
+      sum = saturatingAdd(sum, *bytes);
+    }
+  }
+  return sum;
+}
+
+api::KVCachePool::Status poolStatus(const PoolFacts& facts, const MasterReading& reading,
+                                    std::int64_t generation, std::string_view now) {
+  api::KVCachePool::Status status = facts.pool.status;
+  std::vector<Condition> desired;
+  const bool resolved = facts.resolution == BackendResolution::Resolved;
+  desired.push_back(backendResolved(facts));
+  status.client_endpoint = resolved ? facts.client_endpoint : std::string();
+
+  // The Bindings: usedBy, QuotaWithinTotal, domains[], usage.total.
+  status.used_by.clear();
+  for (const api::KVCachePoolBinding& binding : facts.bindings) {
+    status.used_by.push_back({std::string(api::kKindBinding), binding.metadata.namespace_name,
+                              binding.metadata.name});
+  }
+  std::sort(status.used_by.begin(), status.used_by.end());
+
+  auto total = parseQuantityBytes(facts.pool.spec.quota_total);
+  if (total.ok()) {
+    const std::int64_t sum = countedCeilings(facts);
+    if (sum <= *total) {
+      desired.push_back(makeCondition(p::kQuotaWithinTotal, api::kConditionTrue,
+                                      p::kReasonWithinTotal,
+                                      "the Bindings' ceilings sum to " + bytesText(sum) +
+                                          ", within quota.total " + bytesText(*total)));
+    } else {
+      desired.push_back(makeCondition(
+          p::kQuotaWithinTotal, api::kConditionFalse, p::kReasonOversubscribed,
+          "the Bindings' ceilings sum to " + bytesText(sum) + ", past quota.total " +
+              bytesText(*total) +
+              ". This is a report, not a refusal: nothing is refused, and the store recuts "
+              "every grant in proportion to its ceiling (see each Binding's "
+              "status.effectiveQuota). Lower a ceiling or raise quota.total for full grants"));
+    }
+  }
+
+  if (resolved) {
+    // QuotaLedgerAvailable and QuotaPolicyWritable.
+    switch (reading.ledger) {
+    case LedgerState::NoLedger: {
+      const std::string why =
+          reading.declared_single_tenant
+              ? "KVCacheBackend " + inQuotes(facts.backend) +
+                    " declares leader.multiTenancy: false"
+              : "the master at " + reading.admin_address +
+                    " runs without multi-tenancy (409 UNAVAILABLE_IN_CURRENT_MODE)";
+      desired.push_back(makeCondition(
+          p::kQuotaLedgerAvailable, api::kConditionFalse, p::kReasonMultiTenancyDisabled,
+          why + ", so it keeps no per-tenant quota ledger: ceilings are not enforced and every "
+                "write lands in the store's default tenant"));
+      desired.push_back(makeCondition(p::kQuotaPolicyWritable, api::kConditionUnknown,
+                                      p::kReasonMultiTenancyDisabled,
+                                      "there is no tenant ledger to write"));
+      break;
+    }
+    case LedgerState::Unreachable:
+      desired.push_back(makeCondition(p::kQuotaLedgerAvailable, api::kConditionFalse,
+                                      p::kReasonLedgerUnreachable,
+                                      api::boundDetail(reading.ledger_error)));
+      desired.push_back(makeCondition(p::kQuotaPolicyWritable, api::kConditionUnknown,
+                                      p::kReasonLedgerUnreachable,
+                                      "the tenant ledger of " + reading.admin_address +
+                                          " could not be reached"));
+      break;
+    case LedgerState::Read:
+      if (!reading.ledger_error.empty()) {
+        desired.push_back(makeCondition(p::kQuotaLedgerAvailable, api::kConditionFalse,
+                                        p::kReasonLedgerUnreachable,
+                                        api::boundDetail(reading.ledger_error)));
+        desired.push_back(makeCondition(p::kQuotaPolicyWritable, api::kConditionUnknown,
+                                        p::kReasonLedgerUnreachable,
+                                        "a request to the tenant ledger of " +
+                                            reading.admin_address + " failed"));
+      } else {
+        desired.push_back(makeCondition(p::kQuotaLedgerAvailable, api::kConditionTrue,
+                                        p::kReasonAvailable,
+                                        "the tenant ledger of " + reading.admin_address +
+                                            " is readable and writable"));
+        if (!reading.persist_error.empty()) {
+          desired.push_back(makeCondition(
+              p::kQuotaPolicyWritable, api::kConditionFalse, p::kReasonQuotaPolicyNotWritable,
+              "the master could not save its tenant-quota policy, so the change was not "
+              "applied (500 PERSISTENT_FAIL): " +
+                  api::boundDetail(reading.persist_error) +
+                  ". The master's policy directory must be writable; it is retried with "
+                  "backoff"));
+        } else {
+          desired.push_back(makeCondition(p::kQuotaPolicyWritable, api::kConditionTrue,
+                                          p::kReasonWritable,
+                                          "the ledger holds every reuse domain asked for on "
+                                          "KVCacheBackend " + inQuotes(facts.backend)));
+        }
+      }
+      break;
+    }
+    // CapacityAllocatable.
+    const bool no_ledger = reading.ledger == LedgerState::NoLedger;
+    const std::optional<std::int64_t> gauge =
+        no_ledger ? reading.total_capacity_bytes : reading.allocatable_bytes;
+    if (!reading.scraped || !gauge) {
+      desired.push_back(makeCondition(
+          p::kCapacityAllocatable, api::kConditionFalse, p::kReasonCapacityNotObserved,
+          !reading.scraped
+              ? "the master's metrics could not be read: " + api::boundDetail(reading.scrape_error)
+              : "the master's metrics do not export " +
+                    std::string(no_ledger ? "master_total_capacity_bytes"
+                                          : "mooncake_tenant_quota_allocatable_capacity_bytes")));
+    } else if (*gauge == 0) {
+      desired.push_back(makeCondition(
+          p::kCapacityAllocatable, api::kConditionFalse, p::kReasonNothingToAllocate,
+          "the master has no capacity to allocate: no member has mounted a segment yet (a "
+          "restarted master can take about 30 s to remount), so every grant is 0"));
+    } else {
+      desired.push_back(makeCondition(
+          p::kCapacityAllocatable, api::kConditionTrue, p::kReasonAllocatable,
+          no_ledger ? "the master has " + bytesText(*gauge) +
+                          " of mounted capacity, which bounds every write alike"
+                    : "the master can allocate " + bytesText(*gauge) +
+                          ", recut among the domains in proportion to their ceilings"));
+    }
+    // domains[]: what the ledger holds for this pool's Bindings (so it is also the memory of
+    // what this operator registered); kept as it was when the ledger could not be read.
+    if (reading.ledger == LedgerState::Read) {
+      std::vector<api::PoolDomain> domains;
+      for (const api::KVCachePoolBinding& binding : facts.bindings) {
+        const std::string& name = binding.spec.domain.name;
+        if (contested(facts, name) || !reading.inLedger(name)) {
+          continue;
+        }
+        api::PoolDomain domain;
+        domain.name = name;
+        domain.binding_namespace = binding.metadata.namespace_name;
+        domain.binding_name = binding.metadata.name;
+        domain.block_size = binding.spec.domain.block_size;
+        domain.dtype = binding.spec.domain.dtype;
+        domains.push_back(std::move(domain));
+      }
+      std::sort(domains.begin(), domains.end(),
+                [](const api::PoolDomain& a, const api::PoolDomain& b) { return a.name < b.name; });
+      status.domains = std::move(domains);
+    } else if (no_ledger) {
+      status.domains.clear();
+    }
+    // usage.total: Σ occupancy of those domains in this pass's scrape; absent without one.
+    status.usage_total.reset();
+    if (reading.scraped) {
+      std::int64_t usage = 0;
+      bool any_usage = false;
+      for (const api::PoolDomain& domain : status.domains) {
+        auto figures = reading.tenant_figures.find(domain.name);
+        if (figures != reading.tenant_figures.end() && figures->second.occupancy_bytes) {
+          usage = saturatingAdd(usage, *figures->second.occupancy_bytes);
+          any_usage = true;
+        }
+      }
+      if (any_usage) {
+        status.usage_total = usage;
+      }
+    }
+  } else {
+    status.usage_total.reset();
+    status.domains.clear();
+  }
+
+  if (facts.pool.metadata.deleting) {
+    if (!facts.holding_bindings.empty()) {
+      desired.push_back(makeCondition(
+          p::kReleasable, api::kConditionFalse, p::kReasonHeldByBindings,
+          "KVCachePool " + inQuotes(facts.pool.metadata.name) + " is still named by "
+          "KVCachePoolBinding " + api::nameList(facts.holding_bindings) +
+              ". Fix: delete those Bindings first; their reuse domains are released, then the "
+              "pool"));
+    } else if (!status.domains.empty()) {
+      std::vector<std::string> left;
+      for (const api::PoolDomain& domain : status.domains) {
+        left.push_back(domain.name);
+      }
+      desired.push_back(makeCondition(
+          p::kReleasable, api::kConditionFalse, p::kReasonLedgerNotReleased,
+          "the ledger still holds reuse domain " + api::nameList(left) + " registered for this "
+          "pool: " +
+              (reading.ledger_error.empty() ? std::string("its removal is retried")
+                                            : api::boundDetail(reading.ledger_error)) +
+              ". It is retried every 30 s; removing the finalizer by hand is the escape"));
+    }
+  }
+  const std::vector<std::string_view> owned = {p::kBackendResolved, p::kQuotaLedgerAvailable,
+                                               p::kQuotaPolicyWritable, p::kQuotaWithinTotal,
+                                               p::kCapacityAllocatable, p::kReleasable};
+  api::setConditions(status.conditions, desired, owned, generation, now);
+
+  // The phase.
+  status.phase_message.clear();
+  if (facts.pool.metadata.deleting) {
+    status.phase = std::string(api::kPhaseDeleting);
+    const Condition* releasable = api::findCondition(status.conditions, p::kReleasable);
+    status.phase_message = releasable != nullptr
+                               ? releasable->message
+                               : "nothing holds the pool any more: it is being released";
+    return status;
+  }
+  for (std::string_view axis : {p::kBackendResolved, p::kQuotaLedgerAvailable,
+                                p::kQuotaPolicyWritable, p::kCapacityAllocatable}) {
+    const Condition* condition = api::findCondition(status.conditions, axis);
+    if (condition != nullptr && condition->status != api::kConditionTrue &&
+        condition->reason != p::kReasonMultiTenancyDisabled) {
+      status.phase = std::string(api::kPhaseError);
+      status.phase_message = condition->message;
+      return status;
+    }
+  }
+  for (std::string_view axis : {p::kBackendResolved, p::kQuotaLedgerAvailable,
+                                p::kQuotaPolicyWritable, p::kCapacityAllocatable}) {
+    if (api::findCondition(status.conditions, axis) == nullptr) {
+      status.phase = std::string(api::kPhaseProvisioning);
+      status.phase_message = std::string(axis) + " has not been observed yet";
+      return status;
+    }
+  }
+  status.phase = std::string(api::kPhaseReady);
+  const Condition* ledger = api::findCondition(status.conditions, p::kQuotaLedgerAvailable);
+  status.phase_message =
+      ledger->reason == p::kReasonMultiTenancyDisabled
+          ? "a single-tenant pool: the master keeps no ledger, so it serves exactly one domain "
+            "and enforces no ceiling"
+          : "the ledger holds every quota asked for";
+  return status;
+}
+
+}  // namespace kvc::policy

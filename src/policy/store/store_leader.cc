@@ -1,0 +1,286 @@
+#include "kvc/policy/store/store_leader.h"
+
+#include <limits>
+
+#include "kvc/policy/quota/tenant_quota_policy.h"
+
+namespace kvc::policy {
+namespace {
+
+bool anyDiskTier(const api::KVCacheBackend& backend) {
+  for (const api::MemberGroup& group : backend.spec.members) {
+    if (group.local_disk) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Json fieldEnv(std::string_view name, std::string_view path) {
+  return {{"name", std::string(name)},
+          {"valueFrom", {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", std::string(path)}}}}}};
+}
+
+Json meta(std::string name, const std::string& ns, Json labels) {
+  return {{"name", std::move(name)}, {"namespace", ns}, {"labels", std::move(labels)}};
+}
+
+// The init container that puts the policy where the master may rewrite it (contract §3.2): the
+// seed ConfigMap's document when it exists, else the empty ledger.
+Json seedPolicyContainer(const std::string& image, const std::string& pull_policy) {
+  const std::string file = std::string(kPolicyMountDir) + "/" + std::string(kTenantQuotaPolicyKey);
+  const std::string seed = std::string(kPolicySeedDir) + "/" + std::string(kTenantQuotaPolicyKey);
+  return {{"name", "seed-tenant-quota-policy"},
+          {"image", image},
+          {"imagePullPolicy", pull_policy},
+          {"command", {"sh", "-c"}},
+          {"args",
+           {"if [ -f \"$POLICY_SEED\" ]; then cp \"$POLICY_SEED\" \"$POLICY_FILE\"; "
+            "else printf '%s\\n' \"$POLICY_EMPTY\" > \"$POLICY_FILE\"; fi"}},
+          {"env",
+           {{{"name", "POLICY_SEED"}, {"value", seed}},
+            {{"name", "POLICY_FILE"}, {"value", file}},
+            {{"name", "POLICY_EMPTY"}, {"value", "version: 1\ntenants: []"}}}},
+          {"terminationMessagePolicy", "FallbackToLogsOnError"},
+          {"volumeMounts",
+           {{{"name", "tenant-quota-policy"}, {"mountPath", std::string(kPolicyMountDir)}},
+            {{"name", "tenant-quota-policy-seed"},
+             {"mountPath", std::string(kPolicySeedDir) + "/"},
+             {"readOnly", true}}}}};
+}
+
+}  // namespace
+
+std::vector<std::string> masterArguments(const api::KVCacheBackend& backend) {
+  std::vector<std::string> args = {"-rpc_port=" + std::to_string(kMasterRpcPort),
+                                   "-metrics_port=" + std::to_string(kMasterAdminPort),
+                                   "-default_kv_lease_ttl=5m"};
+  args.push_back(std::string("-allocation_strategy=") +
+                 (backend.spec.leader.allocation_strategy == "Random" ? "random"
+                                                                      : "free_ratio_first"));
+  if (backend.spec.multi_tenancy) {
+    args.emplace_back("-enable_multi_tenants=true");
+    args.push_back("-tenant_quota_connector_uri=" + std::string(kPolicyMountDir) + "/" +
+                   std::string(kTenantQuotaPolicyKey));
+  }
+  if (anyDiskTier(backend)) {
+    args.emplace_back("-enable_offload=true");
+    args.emplace_back("-offload_on_evict=true");
+  }
+  args.insert(args.end(), backend.spec.leader.extra_args.begin(),
+              backend.spec.leader.extra_args.end());
+  return args;
+}
+
+std::int64_t leaderReplicasNow(const api::KVCacheBackend& backend, const Json& live) {
+  if (!electing(backend) || backend.spec.leader.replicas <= 1) {
+    return 1;
+  }
+  if (!live.is_object()) {
+    return 1;  // the first Pod is created alone; standbys join once it runs
+  }
+  // The live template elects when the launcher got a Lease.
+  bool live_elects = false;
+  const Json containers =
+      live.value(Json::json_pointer("/spec/template/spec/containers"), Json::array());
+  for (const Json& c : containers) {
+    for (const Json& arg : c.value("args", Json::array())) {
+      if (arg.is_string() && arg.get<std::string>().rfind("--lease=", 0) == 0) {
+        live_elects = true;
+      }
+    }
+  }
+  const std::int64_t generation = live.value(Json::json_pointer("/metadata/generation"), 0);
+  const Json& status = live.value("status", Json::object());
+  const bool observed = status.value("observedGeneration", std::int64_t{0}) >= generation;
+  const std::int64_t current = live.value(Json::json_pointer("/spec/replicas"), std::int64_t{1});
+  const bool rolled_out = status.value("updatedReplicas", std::int64_t{0}) >= current &&
+                          status.value("replicas", std::int64_t{0}) <= current;
+  if (live_elects && observed && rolled_out) {
+    return backend.spec.leader.replicas;
+  }
+  // Already risen: never step back down while the template is the same.
+  return live_elects && current > 1 ? current : 1;
+}
+
+Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInputs& inputs,
+                              std::int64_t replicas) {
+  const std::string& b = backend.metadata.name;
+  KVC_ASSIGN_OR_RETURN(std::string image, storeImage(backend, std::nullopt, inputs));
+  const std::string pull_policy = pullPolicyFor(backend, image);
+  const bool elect = electing(backend);
+  if (!elect) {
+    replicas = 1;  // electionBackend None clamps the Deployment to one replica
+  }
+
+  Json args = Json::array();
+  if (elect) {
+    args.push_back("--lease=" + inputs.namespace_name + "/" + leaderName(b));
+  }
+  args.push_back("--health-address=:" + std::to_string(kLeaderLauncherPort));
+  args.push_back("--");
+  args.push_back("mooncake_master");
+  for (const std::string& arg : masterArguments(backend)) {
+    args.push_back(arg);
+  }
+
+  Json env = Json::array();
+  if (elect) {
+    env.push_back(fieldEnv("KUBERNETES_POD_NAME", "metadata.name"));
+    env.push_back(fieldEnv("KUBERNETES_POD_NAMESPACE", "metadata.namespace"));
+    env.push_back(fieldEnv("KUBERNETES_POD_IP", "status.podIP"));
+  }
+  for (const Json& entry : backend.spec.leader.extra_env) {
+    env.push_back(entry);
+  }
+
+  Json container = {
+      {"name", "leader"},
+      {"image", image},
+      {"imagePullPolicy", pull_policy},
+      {"command", {"kvcache", "store", "leader"}},
+      {"args", std::move(args)},
+      {"ports",
+       {{{"name", "rpc"}, {"containerPort", kMasterRpcPort}, {"protocol", "TCP"}},
+        {{"name", "admin"}, {"containerPort", kMasterAdminPort}, {"protocol", "TCP"}},
+        {{"name", "launcher"}, {"containerPort", kLeaderLauncherPort}, {"protocol", "TCP"}}}},
+      // Probed every second: a standby that has just won must enter the Service at once (members
+      // and clients reach the master only through it), and the failover budget is the Lease
+      // duration + 5 s. Five misses in a row take a serving leader out.
+      {"readinessProbe",
+       {{"httpGet", {{"path", "/get_all_segments"}, {"port", "admin"}}},
+        {"periodSeconds", kLeaderReadinessPeriodSeconds},
+        {"failureThreshold", 5}}},
+      {"livenessProbe",
+       {{"httpGet", {{"path", "/healthz"}, {"port", "launcher"}}},
+        {"periodSeconds", 10},
+        {"failureThreshold", 6}}},
+      {"terminationMessagePolicy", "FallbackToLogsOnError"},
+  };
+  if (!env.empty()) {
+    container["env"] = std::move(env);
+  }
+
+  Json pod_spec = {{"containers", Json::array()}};
+  if (elect) {
+    pod_spec["serviceAccountName"] = leaderName(b);
+    pod_spec["automountServiceAccountToken"] = true;
+  } else {
+    pod_spec["serviceAccountName"] = std::string(kUnelectedServiceAccount);
+    pod_spec["automountServiceAccountToken"] = false;
+  }
+  if (!backend.spec.image_pull_secrets.empty()) {
+    pod_spec["imagePullSecrets"] = pullSecrets(backend);
+  }
+  if (backend.spec.multi_tenancy) {
+    container["volumeMounts"] = {
+        {{"name", "tenant-quota-policy"}, {"mountPath", std::string(kPolicyMountDir)}}};
+    pod_spec["initContainers"] = {seedPolicyContainer(image, pull_policy)};
+    pod_spec["volumes"] = {
+        {{"name", "tenant-quota-policy"}, {"emptyDir", Json::object()}},
+        {{"name", "tenant-quota-policy-seed"},
+         {"configMap",
+          {{"name", tenantQuotaPolicyName(b)}, {"optional", true}, {"defaultMode", 0644}}}}};
+  }
+  pod_spec["containers"].push_back(std::move(container));
+
+  Json spec = {{"replicas", replicas},
+               {"selector", {{"matchLabels", selectorLabels(b, leaderComponent())}}},
+               {"template",
+                {{"metadata", {{"labels", objectLabels(b, leaderComponent())}}},
+                 {"spec", std::move(pod_spec)}}}};
+  if (replicas > 1) {
+    spec["strategy"] = {{"type", "RollingUpdate"},
+                        {"rollingUpdate", {{"maxSurge", 1}, {"maxUnavailable", replicas}}}};
+    // Standbys are never ready, so a deadline would always pass: disable it.
+    spec["progressDeadlineSeconds"] = std::numeric_limits<std::int32_t>::max();
+  } else {
+    spec["strategy"] = {{"type", "Recreate"}};
+  }
+  return Json{{"apiVersion", "apps/v1"},
+              {"kind", "Deployment"},
+              {"metadata", meta(leaderName(b), inputs.namespace_name,
+                                objectLabels(b, leaderComponent()))},
+              {"spec", std::move(spec)}};
+}
+
+Json leaderService(const api::KVCacheBackend& backend, const StoreInputs& inputs) {
+  const std::string& b = backend.metadata.name;
+  return {{"apiVersion", "v1"},
+          {"kind", "Service"},
+          {"metadata", meta(leaderName(b), inputs.namespace_name,
+                            objectLabels(b, leaderComponent()))},
+          {"spec",
+           {{"type", "ClusterIP"},
+            {"selector", selectorLabels(b, leaderComponent())},
+            {"publishNotReadyAddresses", false},
+            {"ports",
+             {{{"name", "rpc"}, {"port", kMasterRpcPort}, {"targetPort", "rpc"},
+               {"protocol", "TCP"}},
+              {{"name", "admin"}, {"port", kMasterAdminPort}, {"targetPort", "admin"},
+               {"protocol", "TCP"}}}}}}};
+}
+
+std::vector<RenderedObject> electionRbac(const api::KVCacheBackend& backend,
+                                         const StoreInputs& inputs) {
+  std::vector<RenderedObject> out;
+  if (!electing(backend)) {
+    return out;
+  }
+  const std::string& b = backend.metadata.name;
+  const struct {
+    std::string name;
+    std::string role;
+    Json rules;
+  } k_accounts[] = {
+      // The launcher creates its Lease (a create cannot be limited to a name), then reads,
+      // renews and watches that one Lease only: never another backend's, nor the operator's
+      // own `kvcache-operator` beside it.
+      {leaderName(b), "leader",
+       {{{"apiGroups", {"coordination.k8s.io"}},
+         {"resources", {"leases"}},
+         {"verbs", {"create"}}},
+        {{"apiGroups", {"coordination.k8s.io"}},
+         {"resources", {"leases"}},
+         {"resourceNames", {leaderName(b)}},
+         {"verbs", {"get", "update", "watch"}}},
+        // The launcher labels its own Pod mooncake.io/store-role=leader.
+        {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"patch"}}}}},
+      // A Lease-addressed member reads the holder; the holder's address is on the Lease.
+      {memberName(b), "member",
+       {{{"apiGroups", {"coordination.k8s.io"}},
+         {"resources", {"leases"}},
+         {"resourceNames", {leaderName(b)}},
+         {"verbs", {"get"}}}}},
+  };
+  for (const auto& account : k_accounts) {
+    const Json labels = objectLabels(b, account.role);
+    out.push_back({{{"apiVersion", "v1"},
+                    {"kind", "ServiceAccount"},
+                    {"metadata", meta(account.name, inputs.namespace_name, labels)}},
+                   account.role,
+                   std::nullopt});
+    out.push_back({{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                    {"kind", "Role"},
+                    {"metadata", meta(account.name, inputs.namespace_name, labels)},
+                    {"rules", account.rules}},
+                   account.role,
+                   std::nullopt});
+    out.push_back({{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                    {"kind", "RoleBinding"},
+                    {"metadata", meta(account.name, inputs.namespace_name, labels)},
+                    {"roleRef",
+                     {{"apiGroup", "rbac.authorization.k8s.io"},
+                      {"kind", "Role"},
+                      {"name", account.name}}},
+                    {"subjects",
+                     {{{"kind", "ServiceAccount"},
+                       {"name", account.name},
+                       {"namespace", inputs.namespace_name}}}}},
+                   account.role,
+                   std::nullopt});
+  }
+  return out;
+}
+
+}  // namespace kvc::policy
