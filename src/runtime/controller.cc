@@ -4,6 +4,7 @@
 
 #include "kvc/kube/client.h"
 #include "kvc/kube/object.h"
+#include "kvc/runtime/trigger.h"
 
 namespace kvc::runtime {
 
@@ -76,6 +77,21 @@ bool specOrLifecycleChanged(const Json& old_object, const Json& new_object) {
   return false;
 }
 
+UpdateFilter specLifecycleOrStatusChanged(std::string field) {
+  return [field = std::move(field)](const Json& old_object, const Json& new_object) {
+    const auto status_field = [&field](const Json& object) {
+      auto status = object.find("status");
+      if (status == object.end() || !status->is_object()) {
+        return Json();
+      }
+      auto it = status->find(field);
+      return it == status->end() ? Json() : *it;
+    };
+    return specOrLifecycleChanged(old_object, new_object) ||
+           status_field(old_object) != status_field(new_object);
+  };
+}
+
 bool anyChange(const Json&, const Json&) { return true; }
 
 Controller::Controller(ControllerOptions options, std::shared_ptr<Reconciler> reconciler,
@@ -122,6 +138,9 @@ Controller::Controller(ControllerOptions options, std::shared_ptr<Reconciler> re
 }
 
 Controller::~Controller() {
+  for (Trigger* trigger : triggers_) {
+    trigger->disconnect();
+  }
   stop();
   if (registry_ != nullptr && collector_id_ != 0) {
     registry_->removeCollector(collector_id_);
@@ -151,6 +170,11 @@ void Controller::watch(Informer& informer, MapFunc map, UpdateFilter filter) {
   };
   handler.on_delete = [enqueue_all](const ObjectPtr& object, bool) { enqueue_all(*object); };
   informer.addEventHandler(std::move(handler));
+}
+
+void Controller::watch(Trigger& trigger) {
+  trigger.connect([this](const Request& request) { enqueue(request); });
+  triggers_.push_back(&trigger);
 }
 
 void Controller::enqueue(const Request& request) { queue_.add(request.key()); }

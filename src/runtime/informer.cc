@@ -139,6 +139,8 @@ void Informer::addIndex(const std::string& name, IndexFunc fn) {
   store_.addIndex(name, std::move(fn));
 }
 
+bool Informer::hasIndex(const std::string& name) const { return store_.hasIndex(name); }
+
 void Informer::addEventHandler(EventHandler handler) { handlers_.push_back(std::move(handler)); }
 
 void Informer::start() {

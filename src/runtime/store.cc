@@ -99,6 +99,11 @@ void Store::addIndex(const std::string& name, IndexFunc fn) {
   }
 }
 
+bool Store::hasIndex(const std::string& name) const {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  return index_fns_.count(name) > 0;
+}
+
 ObjectPtr Store::get(const std::string& key) const {
   return unpackObject(getPacked(key));
 }

@@ -46,6 +46,8 @@
 
 namespace kvc::runtime {
 
+class Trigger;
+
 struct Request {
   std::string namespace_name;  // "" for cluster-scoped objects
   std::string name;
@@ -90,6 +92,9 @@ MapFunc requestForOwner(const kube::ResourceType& owner);
 // Updates that moved metadata.generation, metadata.deletionTimestamp, metadata.finalizers or
 // metadata.labels: what a spec-driven controller reacts to, skipping its own status writes.
 bool specOrLifecycleChanged(const Json& old_object, const Json& new_object);
+// specOrLifecycleChanged, or status.<field> differs: for a controller that reacts to a part of
+// the status another controller writes (the pools claiming a backend in its usedBy).
+UpdateFilter specLifecycleOrStatusChanged(std::string field);
 // The resync (old == new) and any change of resourceVersion.
 bool anyChange(const Json& old_object, const Json& new_object);
 
@@ -116,6 +121,8 @@ public:
   // Enqueues requests for every add, update and delete the informer reports (updates only when
   // `filter` says so). Call before the informer starts.
   void watch(Informer& informer, MapFunc map = &requestForObject, UpdateFilter filter = nullptr);
+  // Enqueues every request `trigger` fires (trigger.h), until this controller is destroyed.
+  void watch(Trigger& trigger);
   void enqueue(const Request& request);
   void enqueueAfter(const Request& request, Clock::Duration delay);
 
@@ -141,6 +148,7 @@ private:
   WorkQueue queue_;
   std::stop_source stop_source_;
   std::vector<std::jthread> workers_;
+  std::vector<Trigger*> triggers_;
   std::atomic<int> active_{0};
 
   Counter* reconcile_success_ = nullptr;

@@ -117,6 +117,8 @@ public:
 
   // Before start().
   void addIndex(const std::string& name, IndexFunc fn);
+  // Whether an index of that name was added (informers are shared: the first to ask adds it).
+  bool hasIndex(const std::string& name) const;
   void addEventHandler(EventHandler handler);
 
   void start();

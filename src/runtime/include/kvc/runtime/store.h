@@ -67,6 +67,7 @@ public:
 
   // Adds an index; objects already stored are indexed too.
   void addIndex(const std::string& name, IndexFunc fn);
+  bool hasIndex(const std::string& name) const;
 
   ObjectPtr get(const std::string& key) const override;
   std::vector<ObjectPtr> list() const override;
