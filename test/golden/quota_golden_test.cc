@@ -37,6 +37,25 @@
 //                                      explicitPolicy}},   (each absent unless given)
 //             inFlight}
 //
+// pool-plan  (policy::planPool: one pool pass decided, STYLE.md §15)
+//   pool:      a whole KVCachePool (metadata — finalizers, deletionTimestamp —, spec, status)
+//   bindings:  [whole KVCachePoolBinding objects]   the pool's own Bindings
+//   backend:   the whole KVCacheBackend spec.backends[0] names (status.endpoints, usedBy);
+//              absent or null: not found
+//   siblings:  [whole KVCachePool objects]          the other pools on the same backend
+//   siblingBindings: [whole KVCachePoolBinding objects]   their Bindings
+//              (the pool and its Bindings join these on the master when the backend resolves)
+//   holds:     {ns/name: {holders: [Kind/name], goneUsers: [name], windowLeft: seconds,
+//                         windowCloses: RFC 3339}}   what holds each deleting Binding
+//   reading:   the MasterReading, see below (default: unread)
+//   ledgerWritten: {written: [domain], before: [{id, requested, explicit, effective}]}
+//              present for the pass's second plan: what its ledger writes did
+//   operatorNamespace (default gpustack-system), resync (seconds, default 30), now
+//   golden:    the plan: the guards (pool finalizer, backend claim, Binding finalizers), the
+//              ledger writes, the ripple, the tenant-quota policy ConfigMap, the Bindings
+//              released and each status written, the pool released or its status, the store
+//              failure and the requeue
+//
 // backend-status  (policy::externalBackendStatus)
 //   backend:  a whole external KVCacheBackend (api::backendFromJson), previous status included
 //   facts:    {consumers: [pool], droppedStale}
@@ -135,6 +154,7 @@
 #include "kvc/policy/base/field_error.h"
 #include "kvc/policy/store/managed_backend_status.h"
 #include "kvc/policy/quota/master_reading.h"
+#include "kvc/policy/quota/pool_plan.h"
 #include "kvc/policy/quota/pool_status.h"
 #include "kvc/policy/admission/quota_admission.h"
 #include "kvc/policy/quota/quota_ledger.h"
@@ -855,6 +875,105 @@ std::string tenantPolicyCase(const Json& in) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// pool-plan
+
+std::vector<ObservedTenant> observedTenants(const Json& in, std::string_view where,
+                                            std::string_view key) {
+  std::vector<ObservedTenant> out;
+  const Json items = list(in, where, key);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string item = at(where, key) + "[" + std::to_string(i) + "]";
+    onlyKeys(items[i], item, {"id", "requested", "explicit", "effective"});
+    out.push_back({text(items[i], item, "id"), bytes(items[i], item, "requested"),
+                   flag(items[i], item, "explicit"),
+                   optionalBytes(items[i], item, "effective").value_or(0)});
+  }
+  return out;
+}
+
+template <typename Decoder>
+auto decodedList(const Json& in, std::string_view key, Decoder decode) {
+  std::vector<decltype(decoded(Json(), "", decode))> out;
+  const Json items = list(in, "", key);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    out.push_back(decoded(items[i], std::string(key) + "[" + std::to_string(i) + "]", decode));
+  }
+  return out;
+}
+
+std::string poolPlanCase(const Json& in) {
+  onlyKeys(in, "",
+           {"pool", "bindings", "backend", "siblings", "siblingBindings", "holds", "reading",
+            "ledgerWritten", "operatorNamespace", "resync", "now"});
+  PoolObservation seen;
+  seen.now = nowOf(in);
+  seen.operator_namespace = text(in, "", "operatorNamespace", "gpustack-system");
+  seen.resync_seconds = optionalCount(in, "", "resync").value_or(30);
+  seen.pool = required(in, "pool", api::poolFromJson);
+  seen.bindings = decodedList(in, "bindings", api::bindingFromJson);
+  if (const Json* backend = field(in, "backend"); backend != nullptr && !backend->is_null()) {
+    seen.backend = decoded(*backend, "backend", api::backendFromJson);
+  }
+  if (poolBackend(seen.pool, seen.backend).resolved()) {
+    seen.siblings.push_back(seen.pool);
+    for (api::KVCachePool& sibling : decodedList(in, "siblings", api::poolFromJson)) {
+      seen.siblings.push_back(std::move(sibling));
+    }
+    seen.master_bindings = seen.bindings;
+    for (api::KVCachePoolBinding& binding :
+         decodedList(in, "siblingBindings", api::bindingFromJson)) {
+      seen.master_bindings.push_back(std::move(binding));
+    }
+  }
+  const Json holds = mapping(in, "", "holds");
+  for (const auto& [key, hold] : holds.items()) {
+    const std::string where = "holds." + key;
+    onlyKeys(hold, where, {"holders", "goneUsers", "windowLeft", "windowCloses"});
+    BindingHold h;
+    h.holders = texts(hold, where, "holders");
+    h.gone_users = texts(hold, where, "goneUsers");
+    h.window_left_seconds = optionalCount(hold, where, "windowLeft");
+    h.window_closes = optionalText(hold, where, "windowCloses");
+    seen.holds[key] = h;
+  }
+  if (field(in, "reading") != nullptr) {
+    seen.reading = masterReading(mapping(in, "", "reading"));
+  }
+  if (const Json* written = field(in, "ledgerWritten"); written != nullptr) {
+    onlyKeys(*written, "ledgerWritten", {"written", "before"});
+    seen.ledger_written = LedgerWrites{texts(*written, "ledgerWritten", "written"),
+                                       observedTenants(*written, "ledgerWritten", "before")};
+  }
+
+  const PoolPlan plan = planPool(seen);
+  Json out = Json::object();
+  out["guards"] = {{"addPoolFinalizer", plan.add_pool_finalizer},
+                   {"claimBackend", plan.claim_backend},
+                   {"bindingFinalizers", plan.binding_finalizers}};
+  Json puts = Json::array();
+  for (const auto& [domain, requested] : plan.ledger.puts) {
+    puts.push_back({{"domain", domain}, {"requested", requested}});
+  }
+  out["ledger"] = {{"puts", puts}, {"deletes", plan.ledger.deletes}, {"held", plan.ledger.held}};
+  out["ripple"] = plan.ripple;
+  out["tenantPolicy"] = plan.tenant_policy ? *plan.tenant_policy : Json();
+  if (plan.tenant_policy_error) {
+    out["tenantPolicyError"] = *plan.tenant_policy_error;
+  }
+  out["releaseBindings"] = plan.release_bindings;
+  Json statuses = Json::object();
+  for (const BindingStatusPlan& planned : plan.binding_statuses) {
+    statuses[planned.key] = api::bindingStatusToJson(planned.status);
+  }
+  out["bindingStatuses"] = statuses;
+  out["releasePool"] = plan.release_pool;
+  out["poolStatus"] = plan.pool_status ? api::poolStatusToJson(plan.pool_status->status) : Json();
+  out["storeFailure"] = plan.store_failure ? Json(*plan.store_failure) : Json();
+  out["requeueAfterSeconds"] = plan.requeue_after_seconds;
+  return pretty(out);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The corpus.
 
 const std::map<std::string, std::function<std::string(const Json&)>>& areas() {
@@ -865,6 +984,7 @@ const std::map<std::string, std::function<std::string(const Json&)>>& areas() {
       {"admission-backend", admissionBackendCase},
       {"managed-backend-status", managedBackendStatusCase},
       {"ledger-ripple", ledgerRippleCase},     {"tenant-policy", tenantPolicyCase},
+      {"pool-plan", poolPlanCase},
   };
   return kAreas;
 }

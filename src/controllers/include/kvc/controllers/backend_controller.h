@@ -27,10 +27,12 @@
 #include "kvc/api/backend.h"
 #include "kvc/api/settings.h"
 #include "kvc/common/clock.h"
+#include "kvc/controllers/setup.h"
 #include "kvc/controllers/store_access.h"
 #include "kvc/kube/client.h"
 #include "kvc/runtime/controller.h"
 #include "kvc/runtime/events.h"
+#include "kvc/runtime/manager.h"
 #include "kvc/runtime/metrics.h"
 #include "kvc/runtime/owned.h"
 #include "kvc/runtime/status_writer.h"
@@ -77,6 +79,12 @@ public:
   ~BackendReconciler() override;
   Result<runtime::Action> reconcile(const runtime::Request& request,
                                     std::stop_token stop) override;
+
+  // The backend controller with its informers, watches and filters, added to `manager`: backends
+  // (spec, lifecycle, usedBy); the managed store's Deployments, DaemonSets, Pods, Services,
+  // ServiceAccounts, Roles and RoleBindings in the operator namespace (by their instance label);
+  // the Leases `<b>-leader` (a new holder); the Settings (every backend: kv-cache-backend-image).
+  static Status setupWithManager(runtime::Manager& manager, const ControllerSetup& setup);
 
 private:
   Result<runtime::Action> reconcileExternal(const Json& object,

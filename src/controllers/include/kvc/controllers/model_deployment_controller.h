@@ -35,12 +35,14 @@
 #include "kvc/api/model_deployment.h"
 #include "kvc/api/settings.h"
 #include "kvc/common/clock.h"
+#include "kvc/controllers/setup.h"
 #include "kvc/kube/client.h"
 #include "kvc/policy/model_deployment/model_deployment_render.h"
 #include "kvc/policy/model_deployment/model_deployment_status.h"
 #include "kvc/runtime/controller.h"
 #include "kvc/runtime/events.h"
 #include "kvc/runtime/informer.h"
+#include "kvc/runtime/manager.h"
 #include "kvc/runtime/metrics.h"
 #include "kvc/runtime/owned.h"
 #include "kvc/runtime/status_writer.h"
@@ -93,6 +95,13 @@ public:
   explicit ModelDeploymentReconciler(ModelDeploymentControllerConfig config);
   Result<runtime::Action> reconcile(const runtime::Request& request,
                                     std::stop_token stop) override;
+
+  // The controller with its informers, indexes, watches and filters, added to `manager`:
+  // ModelDeployments (spec and lifecycle); their role Deployments and endpoint Services (by
+  // owner); their engine Pods (what RuntimeVersionSkew reads, and the replica Events recorded
+  // by the leader); Bindings, pools and backends (mapped through the Binding a deployment
+  // names); the Settings (every deployment: the dtype Setting).
+  static Status setupWithManager(runtime::Manager& manager, const ControllerSetup& setup);
 
 private:
   Result<runtime::Action> converge(const Json& object, const api::ModelDeployment& md,

@@ -1,36 +1,37 @@
 #pragma once
 // The KVCachePool reconciler, which also reconciles the pool's KVCachePoolBindings (contract §4,
-// §5; only pools are reconciled — a Binding's event maps to the pool it names). One pass:
+// §5; only pools are reconciled — a Binding's event maps to the pool it names).
 //
-//   1. Finalizer on the (live) pool; resolve its one backend and the backend's Admin and Client
-//      endpoints; claim the backend (the pool in backend.status.usedBy).
-//   2. Every Binding of every pool on that backend (the master) is a claim on a reuse domain
-//      (policy::desiredLedger): contested domains are left out.
-//   3. A finalizer on every live Binding on the master — before any external write.
-//   4. The ledger of the master: read; unless the backend is declared single-tenant, PUT each
-//      desired domain's ceiling and DELETE only entries this operator registered (a releasing
-//      Binding's, once due; a pool's former status.domains); read it back if it changed, and
-//      pass again at once the other pools the writes reached (policy::ledgerRipple).
-//   5. One /metrics scrape for the whole pass; every Binding's figures come from it.
-//   6. For a managed multi-tenant backend, the tenant-quota policy ConfigMap (the master's seed).
-//   7. The status of each Binding of this pool (policy::bindingStatus), releasing a deleting one
-//      (its finalizer) when nothing holds it, the admission window has passed and its entry is
-//      gone; then the pool's status (policy::poolStatus); a deleting pool that no Binding names
-//      releases its backend claim and its finalizer.
-//
-// A Binding's release waits until kAdmissionWindow has passed since its deletionTimestamp and a
-// fresh (live) list of labelled Pods naming it is empty: a Pod admitted by a webhook whose cache
-// had not seen the deletion yet then holds the Binding (HeldByWorkloads) instead of being
-// injected against a released tenant.
+// One pass is observe → plan → act (STYLE.md §15):
+//   observe  everything the pass reads, into a policy::PoolObservation: the pool and its
+//            Bindings from the cache; the backend cached, else live (only a live NotFound is
+//            "missing"); every pool and Binding on the backend's master; what holds each deleting
+//            Binding (its usedBy — a ModelDeployment that is gone is read live to be sure — the
+//            labelled Pods naming it, and once its admission window has passed with none cached,
+//            a live list of them); and the master: its ledger (unless the backend is declared
+//            single-tenant), then one /metrics scrape.
+//   plan     policy::planPool (policy/quota/pool_plan.h): pure; the order of the writes and
+//            every status.
+//   act      the plan's writes in its order, stopping at the first that fails: the pool's
+//            finalizer, its claim on the backend, the finalizers of the master's live Bindings,
+//            the ledger. A plan that wrote the ledger is followed by a second look at the master
+//            (the ledger read back, /metrics again) and a second plan, which decides the rest:
+//            the other pools the writes reached (passed again through this controller's
+//            trigger), the tenant-quota policy ConfigMap, each Binding's release or status, the
+//            pool's release or status.
 //
 // Passes over one master are serialised (one lock per backend). The store's answers are
 // reported in the statuses; a store failure is also returned as Unavailable after the statuses
 // are written, so the key is retried with backoff (capped at the resync by the controller's rate
 // limiter). Otherwise the pass ends with requeueAfter(resync), or sooner when a Binding's
 // admission window closes first.
+//
+// Wiring (setupWithManager): pools (spec and lifecycle); Bindings, mapped to their pool (spec,
+// lifecycle, and the usedBy a ModelDeployment writes); backends, mapped to the pools naming
+// them (spec, lifecycle, published endpoints); labelled Pods, mapped to their Binding's pool
+// while that Binding is deleting; and the controller's own trigger (the ripple).
 
 #include <chrono>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,14 +41,19 @@
 #include "kvc/api/binding.h"
 #include "kvc/api/pool.h"
 #include "kvc/common/clock.h"
+#include "kvc/controllers/setup.h"
 #include "kvc/controllers/store_access.h"
 #include "kvc/kube/client.h"
+#include "kvc/policy/quota/pool_plan.h"
 #include "kvc/runtime/controller.h"
 #include "kvc/runtime/lister.h"
+#include "kvc/runtime/manager.h"
 #include "kvc/runtime/metrics.h"
 #include "kvc/runtime/owned.h"
+#include "kvc/runtime/reader.h"
 #include "kvc/runtime/status_writer.h"
 #include "kvc/runtime/store.h"
+#include "kvc/runtime/trigger.h"
 
 namespace kvc::controllers {
 
@@ -73,9 +79,10 @@ struct PoolControllerConfig {
   // The Pod webhook's timeout: how long after a Binding's deletion began an admission that read
   // it before the deletion may still be in flight.
   Clock::Duration admission_window = std::chrono::seconds(10);
-  // Enqueues a pool: the other pools of the master that a pass's ledger writes reached
-  // (policy::ledgerRipple), passed again now rather than at their resync.
-  std::function<void(const std::string& pool)> enqueue;
+  // Fired for the other pools of the master that a pass's ledger writes reached
+  // (policy::ledgerRipple), passed again now rather than at their resync. Optional; the
+  // controller watching it enqueues them.
+  std::shared_ptr<runtime::Trigger> ripple;
   const Clock* clock = &realClock();
 };
 
@@ -86,18 +93,35 @@ public:
   Result<runtime::Action> reconcile(const runtime::Request& request,
                                     std::stop_token stop) override;
 
+  // The pool controller with its informers, indexes, watches and trigger, added to `manager`.
+  static Status setupWithManager(runtime::Manager& manager, const ControllerSetup& setup);
+
 private:
-  struct Pass;
   std::mutex& masterLock(const std::string& backend);
-  Status noteHolders(const api::KVCachePoolBinding& binding, Pass& pass, Clock::WallTime wall,
-                     std::stop_token stop);
-  // Whether the ModelDeployment ns/name exists: the cache, else a live read (NotFound: false).
-  Result<bool> modelDeploymentExists(const std::string& ns, const std::string& name,
-                                     std::stop_token stop);
   Result<runtime::Action> reconcilePool(const Json& pool_object, std::stop_token stop);
-  Result<runtime::Action> releasePool(const api::KVCachePool& pool, const Json& pool_object,
-                                      const Pass& pass, std::stop_token stop);
   Result<runtime::Action> releaseOrphans(const std::string& pool, std::stop_token stop);
+
+  // observe: everything the pass reads. An error means nothing was written.
+  Result<policy::PoolObservation> observe(const Json& pool_object, std::stop_token stop);
+  Status observeHolds(const api::KVCachePoolBinding& binding, Clock::WallTime wall,
+                      policy::PoolObservation& seen, std::stop_token stop);
+  void observeMaster(const policy::PoolBackend& backend, policy::PoolObservation& seen);
+
+  // act: the plan's writes in order. nullopt after a plan that wrote the ledger (`seen` then
+  // holds the master as the writes left it, for the next plan); otherwise the pass's outcome.
+  Result<std::optional<runtime::Action>> act(const policy::PoolPlan& plan,
+                                             policy::PoolObservation& seen,
+                                             std::stop_token stop);
+  Status actGuards(const policy::PoolPlan& plan, const policy::PoolObservation& seen,
+                   std::stop_token stop);
+  void writeLedger(const policy::PoolPlan& plan, const policy::PoolBackend& backend,
+                   policy::PoolObservation& seen);
+  void applyTenantPolicy(const policy::PoolPlan& plan, const policy::PoolObservation& seen,
+                         std::stop_token stop);
+  Status actBindings(const policy::PoolPlan& plan, const policy::PoolObservation& seen,
+                     std::stop_token stop);
+  Result<runtime::Action> actPool(const policy::PoolPlan& plan,
+                                  const policy::PoolObservation& seen, std::stop_token stop);
   // Adds (held) or removes the pool from the backend's status.usedBy; writes only on a change.
   Status claimBackend(const std::string& backend_name, const std::string& pool, bool held,
                       std::stop_token stop);
@@ -109,6 +133,8 @@ private:
   runtime::OwnedApplier owned_;
   runtime::Lister<api::KVCachePool> pools_;
   runtime::Lister<api::KVCachePoolBinding> bindings_;
+  runtime::CachedReader backend_reader_;
+  runtime::CachedReader model_deployment_reader_;
   std::mutex locks_mutex_;
   std::map<std::string, std::unique_ptr<std::mutex>> locks_;
 };

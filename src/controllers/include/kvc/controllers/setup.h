@@ -1,0 +1,22 @@
+#pragma once
+// What every controller's setupWithManager reads: which objects this operator reconciles, where
+// the store runs, how many workers, and how the masters are reached.
+
+#include <string>
+
+#include "kvc/controllers/store_access.h"
+
+namespace kvc::controllers {
+
+struct ControllerSetup {
+  // Only objects of our kinds whose labels match this selector are reconciled ("" = all):
+  // lets several operators (or a test's) share one cluster, each with its own objects.
+  std::string selector;
+  // Only this namespace's Bindings, Pods and ModelDeployments ("" = every namespace).
+  std::string watch_namespace;
+  std::string operator_namespace = "gpustack-system";
+  int workers = 2;
+  AdminClientFactory stores;  // default: httpAdminClients()
+};
+
+}  // namespace kvc::controllers

@@ -1,0 +1,91 @@
+// The pool controller's wiring: what it watches, how each event maps onto the pools it
+// reconciles, and which updates are worth a pass.
+#include <memory>
+
+#include "internal/informers.h"
+#include "kvc/controllers/indexes.h"
+#include "kvc/controllers/pool_controller.h"
+#include "kvc/kube/object.h"
+
+namespace kvc::controllers {
+namespace {
+
+// A Binding's pool.
+std::vector<runtime::Request> poolOfBinding(const Json& binding) {
+  std::vector<runtime::Request> out;
+  for (const std::string& pool : bindingPool(binding)) {
+    out.push_back({"", pool});
+  }
+  return out;
+}
+
+}  // namespace
+
+Status PoolReconciler::setupWithManager(runtime::Manager& manager, const ControllerSetup& setup) {
+  internal::Informers informers(manager, setup);
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr pools, informers.pools());
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr bindings, informers.bindings());
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr backends, informers.backends());
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr pods, informers.heldPods());
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr config_maps, informers.tenantPolicies());
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr model_deployments, informers.modelDeployments());
+
+  PoolControllerConfig config;
+  config.client = manager.client();
+  config.pools = &pools->cache();
+  config.bindings = &bindings->cache();
+  config.backends = &backends->cache();
+  config.pods = &pods->cache();
+  config.config_maps = &config_maps->cache();
+  config.model_deployments = &model_deployments->cache();
+  config.stores = setup.stores ? setup.stores : httpAdminClients();
+  config.operator_namespace = setup.operator_namespace;
+  config.metrics = &manager.metrics();
+  config.ripple = std::make_shared<runtime::Trigger>();
+  runtime::ControllerOptions options;
+  options.name = std::string(kPoolControllerName);
+  options.workers = setup.workers;
+  options.metrics = &manager.metrics();
+  options.rate_limiter = poolRateLimiter(config.resync, realClock());
+  std::shared_ptr<runtime::Trigger> ripple = config.ripple;
+  auto controller = std::make_shared<runtime::Controller>(
+      std::move(options), std::make_shared<PoolReconciler>(std::move(config)));
+
+  controller->watch(*pools, &runtime::requestForObject, &runtime::specOrLifecycleChanged);
+  // Spec and lifecycle, and the consumers a ModelDeployment writes into status.usedBy (they
+  // hold a deleting Binding).
+  controller->watch(*bindings, &poolOfBinding, runtime::specLifecycleOrStatusChanged("usedBy"));
+  // Spec and lifecycle, and the endpoints its controller publishes.
+  const runtime::Cache* pool_cache = &pools->cache();
+  controller->watch(
+      *backends,
+      [pool_cache](const Json& backend) {
+        std::vector<runtime::Request> out;
+        for (const runtime::ObjectPtr& pool :
+             pool_cache->byIndex(kPoolsByBackend, kube::object::name(backend))) {
+          out.push_back({"", kube::object::name(*pool)});
+        }
+        return out;
+      },
+      runtime::specLifecycleOrStatusChanged("endpoints"));
+  // A labelled Pod matters while the Binding it names is deleting (it holds the Binding).
+  const runtime::Cache* binding_cache = &bindings->cache();
+  controller->watch(*pods, [binding_cache](const Json& pod) {
+    std::vector<runtime::Request> out;
+    for (const std::string& key : podBinding(pod)) {
+      runtime::ObjectPtr binding = binding_cache->get(key);
+      if (binding && kube::object::isDeleting(*binding)) {
+        for (runtime::Request& request : poolOfBinding(*binding)) {
+          out.push_back(std::move(request));
+        }
+      }
+    }
+    return out;
+  });
+  // The other pools of the master a pass's ledger writes reached.
+  controller->watch(*ripple);
+  manager.addController(controller);
+  return okStatus();
+}
+
+}  // namespace kvc::controllers

@@ -1,0 +1,330 @@
+#include "kvc/policy/quota/pool_plan.h"
+
+#include <algorithm>
+#include <set>
+
+#include "kvc/api/binding_conditions.h"
+#include "kvc/api/pool_conditions.h"
+#include "kvc/common/quantity.h"
+#include "kvc/policy/quota/tenant_quota_policy.h"
+
+namespace kvc::policy {
+namespace {
+
+using api::KVCachePool;
+using api::KVCachePoolBinding;
+
+std::string keyOf(const KVCachePoolBinding& binding) {
+  return binding.metadata.namespace_name + "/" + binding.metadata.name;
+}
+
+const BindingHold& holdOf(const PoolObservation& seen, const std::string& key) {
+  static const BindingHold kNone;
+  auto it = seen.holds.find(key);
+  return it == seen.holds.end() ? kNone : it->second;
+}
+
+// Every live or deleting Binding of the master claims its domain (pools naming one backend only).
+std::vector<DomainClaim> masterClaims(const PoolObservation& seen) {
+  std::vector<DomainClaim> claims;
+  for (const KVCachePoolBinding& binding : seen.master_bindings) {
+    auto ceiling = parseQuantityBytes(binding.spec.quota_ceiling);
+    claims.push_back({binding.spec.domain.name, binding.metadata.namespace_name,
+                      binding.metadata.name, binding.spec.pool_ref, ceiling.ok() ? *ceiling : 0,
+                      binding.metadata.deleting});
+  }
+  return claims;
+}
+
+// The domains whose release is due: every deleting Binding claiming one is free (nothing holds
+// it and its admission window has passed).
+std::set<std::string> releasableDomains(const PoolObservation& seen) {
+  std::set<std::string> releasable;
+  std::set<std::string> held;
+  for (const KVCachePoolBinding& binding : seen.master_bindings) {
+    if (!binding.metadata.deleting) {
+      continue;
+    }
+    const BindingHold& hold = holdOf(seen, keyOf(binding));
+    if (hold.holders.empty() && !hold.window_left_seconds) {
+      releasable.insert(binding.spec.domain.name);
+    } else {
+      held.insert(binding.spec.domain.name);
+    }
+  }
+  for (const std::string& domain : held) {
+    releasable.erase(domain);
+  }
+  return releasable;
+}
+
+// The domains this operator registered on the master: every pool's status.domains, and the
+// domain of every deleting Binding it still holds a finalizer on.
+std::set<std::string> registeredDomains(const PoolObservation& seen) {
+  std::set<std::string> registered;
+  for (const KVCachePool& sibling : seen.siblings) {
+    for (const api::PoolDomain& domain : sibling.status.domains) {
+      registered.insert(domain.name);
+    }
+  }
+  for (const KVCachePoolBinding& binding : seen.master_bindings) {
+    if (binding.metadata.deleting &&
+        api::hasFinalizer(binding.metadata, api::binding::kFinalizer)) {
+      registered.insert(binding.spec.domain.name);
+    }
+  }
+  return registered;
+}
+
+// The master's first failure this pass, as the pool controller reports it (nullopt: none).
+std::optional<std::string> storeFailure(const MasterReading& r) {
+  if (!r.ledger_error.empty()) {
+    return r.ledger_error;
+  }
+  if (!r.persist_error.empty()) {
+    return r.persist_error;
+  }
+  if (!r.retained.empty()) {
+    return "the master keeps reuse domain \"" + r.retained.front() +
+           "\": it still holds objects (TENANT_NOT_EMPTY)";
+  }
+  if (!r.removal_errors.empty()) {
+    return r.removal_errors.begin()->second;
+  }
+  if (r.ledger == LedgerState::Unreachable || !r.scraped) {
+    return r.scrape_error;
+  }
+  return std::nullopt;
+}
+
+// The tenants a managed master's policy file seeds: every desired domain, and the explicit
+// entries the ledger keeps that are not desired but not ours to drop (retained or contested).
+std::vector<TenantPolicy> seededTenants(const DesiredLedger& desired,
+                                        const MasterReading& reading) {
+  std::vector<TenantPolicy> tenants;
+  for (const auto& [domain, bytes] : desired.tenants) {
+    tenants.push_back({domain, bytes});
+  }
+  std::set<std::string> kept(reading.retained.begin(), reading.retained.end());
+  for (const auto& [domain, claimants] : desired.contested) {
+    kept.insert(domain);
+  }
+  for (const ObservedTenant& tenant : reading.tenants) {
+    if (kept.count(tenant.tenant_id) > 0 && tenant.has_explicit_policy &&
+        desired.tenants.count(tenant.tenant_id) == 0) {
+      tenants.push_back({tenant.tenant_id, tenant.requested_bytes});
+    }
+  }
+  return tenants;
+}
+
+// The facts of one Binding of this pool.
+BindingFacts bindingFacts(const PoolObservation& seen, const PoolBackend& backend,
+                          const DesiredLedger& desired, const KVCachePoolBinding& binding) {
+  const std::string key = keyOf(binding);
+  BindingFacts facts;
+  facts.binding = binding;
+  facts.backend = backend.name;
+  if (auto it = desired.contested.find(binding.spec.domain.name); it != desired.contested.end()) {
+    for (const std::string& claimant : it->second) {
+      if (claimant != key) {
+        facts.contested_with.push_back(claimant);
+      }
+    }
+  } else if (binding.metadata.deleting && desired.tenants.count(binding.spec.domain.name) > 0) {
+    facts.domain_claimed_elsewhere = true;  // a live Binding on the master claims it now
+  }
+  const BindingHold& hold = holdOf(seen, key);
+  facts.holders = hold.holders;
+  facts.gone_users = hold.gone_users;
+  facts.admission_window_closes = hold.window_closes;
+  facts.nothing_owed =
+      !backend.resolved() && backend.resolution != BackendResolution::EndpointsNotPublished;
+  return facts;
+}
+
+// 1–3: what guards the pass's writes, before any of them.
+void planGuards(const PoolObservation& seen, PoolPlan& plan) {
+  const KVCachePool& pool = seen.pool;
+  plan.add_pool_finalizer =
+      !pool.metadata.deleting && !api::hasFinalizer(pool.metadata, api::pool::kFinalizer);
+  if (seen.backend && !pool.metadata.deleting) {
+    const api::ObjectReference claim{std::string(api::kKindPool), "", pool.metadata.name};
+    const auto& used_by = seen.backend->status.used_by;
+    plan.claim_backend = std::find(used_by.begin(), used_by.end(), claim) == used_by.end();
+  }
+  for (const KVCachePoolBinding& binding : seen.master_bindings) {
+    if (!binding.metadata.deleting &&
+        !api::hasFinalizer(binding.metadata, api::binding::kFinalizer)) {
+      plan.binding_finalizers.push_back(keyOf(binding));
+    }
+  }
+}
+
+// 7: per Binding of this pool, its release or its status.
+void planBindings(const PoolObservation& seen, const PoolBackend& backend,
+                  const DesiredLedger& desired, const MasterReading& reading, PoolPlan& plan) {
+  for (const KVCachePoolBinding& binding : seen.bindings) {
+    const bool ours = api::hasFinalizer(binding.metadata, api::binding::kFinalizer);
+    BindingFacts facts = bindingFacts(seen, backend, desired, binding);
+    if (binding.metadata.deleting && ours && bindingReleased(facts, reading)) {
+      plan.release_bindings.push_back(keyOf(binding));
+      continue;
+    }
+    if (binding.metadata.deleting && !ours) {
+      continue;  // not ours to hold: it goes as soon as the others let it
+    }
+    api::KVCachePoolBinding::Status status =
+        bindingStatus(facts, reading, binding.metadata.generation, seen.now);
+    plan.binding_statuses.push_back({keyOf(binding), std::move(facts), std::move(status)});
+  }
+}
+
+// 8: the pool's release or its status.
+void planPoolItself(const PoolObservation& seen, const PoolBackend& backend,
+                    const DesiredLedger& desired, const MasterReading& reading,
+                    PoolPlan& plan) {
+  const KVCachePool& pool = seen.pool;
+  PoolFacts facts;
+  facts.pool = pool;
+  facts.resolution = backend.resolution;
+  facts.backend = backend.name;
+  facts.client_endpoint = backend.client_endpoint;
+  facts.bindings = seen.bindings;
+  for (const auto& [domain, claimants] : desired.contested) {
+    facts.contested_domains.push_back(domain);
+  }
+  if (pool.metadata.deleting) {
+    for (const KVCachePoolBinding& binding : seen.bindings) {
+      facts.holding_bindings.push_back(keyOf(binding));
+    }
+    std::sort(facts.holding_bindings.begin(), facts.holding_bindings.end());
+  }
+  KVCachePool::Status status = poolStatus(facts, reading, pool.metadata.generation, seen.now);
+  // A deleting pool that no Binding names, whose domains are all out of the ledger (or that
+  // owes the ledger nothing: no backend, no ledger), is released; its status is not written.
+  if (pool.metadata.deleting && seen.bindings.empty()) {
+    const bool owes_nothing = !backend.resolved() || reading.ledger == LedgerState::NoLedger;
+    if (owes_nothing || status.domains.empty()) {
+      plan.release_pool = true;
+      return;
+    }
+  }
+  plan.pool_status = PoolStatusPlan{std::move(facts), std::move(status)};
+}
+
+// 9: when the pass is due again — the resync, or sooner when an admission window closes first.
+std::int64_t requeueAfter(const PoolObservation& seen) {
+  std::int64_t next = seen.resync_seconds;
+  for (const auto& [key, hold] : seen.holds) {
+    if (hold.window_left_seconds) {
+      next = std::min(next, *hold.window_left_seconds);
+    }
+  }
+  return next;
+}
+
+}  // namespace
+
+PoolBackend poolBackend(const KVCachePool& pool,
+                        const std::optional<api::KVCacheBackend>& backend) {
+  PoolBackend out;
+  if (pool.spec.backends.size() != 1 || pool.spec.backends.front().empty()) {
+    out.resolution = BackendResolution::NotSingular;
+    return out;
+  }
+  out.name = pool.spec.backends.front();
+  if (!backend) {
+    out.resolution = BackendResolution::NotFound;
+    return out;
+  }
+  out.admin_address = api::endpointAddress(backend->status.endpoints, api::kEndpointAdmin);
+  out.client_endpoint = api::endpointAddress(backend->status.endpoints, api::kEndpointClient);
+  out.resolution = out.admin_address.empty() || out.client_endpoint.empty()
+                       ? BackendResolution::EndpointsNotPublished
+                       : BackendResolution::Resolved;
+  return out;
+}
+
+PoolPlan planPool(const PoolObservation& seen) {
+  PoolPlan plan;
+  const PoolBackend backend = poolBackend(seen.pool, seen.backend);
+  // A plan with ledger writes carried out 1–3 before them: the second plan of the pass does not
+  // write them again (the observation's objects predate those writes).
+  if (!seen.ledger_written) {
+    planGuards(seen, plan);
+  }
+  const MasterReading reading = passReading(seen);
+  DesiredLedger desired;
+  if (backend.resolved()) {
+    const std::vector<DomainClaim> claims = masterClaims(seen);
+    desired = desiredLedger(claims);
+    if (!seen.ledger_written && reading.ledger == LedgerState::Read &&
+        !reading.declared_single_tenant) {
+      plan.ledger = planLedger(desired, reading.tenants, registeredDomains(seen),
+                               releasableDomains(seen));
+      if (plan.writesLedger()) {
+        return plan;  // 4: the rest is planned from what the master says after the writes
+      }
+    }
+    if (seen.ledger_written) {
+      // The other pools whose Bindings' grants moved are passed again now, not at their
+      // resync; on a master that is not recutting, that is only the written domains' pools.
+      const LedgerRipple ripple =
+          ledgerRipple(claims, seen.ledger_written->written, seen.ledger_written->before,
+                       reading.tenants, reading.ledger_error.empty());
+      for (const std::string& pool : ripple.pools) {
+        if (pool != seen.pool.metadata.name) {
+          plan.ripple.push_back(pool);
+        }
+      }
+    }
+    plan.store_failure = storeFailure(reading);
+    if (seen.backend->spec.managed && seen.backend->spec.multi_tenancy) {
+      auto rendered = tenantQuotaPolicyConfigMap(backend.name, seen.operator_namespace,
+                                                 seededTenants(desired, reading));
+      if (rendered.ok()) {
+        plan.tenant_policy = std::move(rendered).value();
+      } else {
+        plan.tenant_policy_error = rendered.status().message();
+      }
+    }
+  }
+  planBindings(seen, backend, desired, reading, plan);
+  planPoolItself(seen, backend, desired, reading, plan);
+  plan.requeue_after_seconds = requeueAfter(seen);
+  return plan;
+}
+
+MasterReading passReading(const PoolObservation& seen) {
+  MasterReading reading = seen.reading;
+  if (!poolBackend(seen.pool, seen.backend).resolved()) {
+    const std::string why = "the backend of KVCachePool \"" + seen.pool.metadata.name +
+                            "\" is not resolved (see the pool's BackendResolved)";
+    reading.ledger_error = why;
+    reading.scrape_error = why;
+  }
+  return reading;
+}
+
+std::vector<std::string> orphansToRelease(const std::vector<KVCachePoolBinding>& bindings) {
+  std::vector<std::string> out;
+  for (const KVCachePoolBinding& binding : bindings) {
+    if (binding.metadata.deleting &&
+        api::hasFinalizer(binding.metadata, api::binding::kFinalizer)) {
+      out.push_back(keyOf(binding));
+    }
+  }
+  return out;
+}
+
+std::optional<std::int64_t> admissionWindowLeft(std::chrono::system_clock::duration elapsed,
+                                                std::chrono::system_clock::duration window) {
+  if (elapsed >= window) {
+    return std::nullopt;
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::seconds>(window - elapsed);
+  return std::max<std::int64_t>(1, left.count() + 1);
+}
+
+}  // namespace kvc::policy
