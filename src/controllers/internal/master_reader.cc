@@ -146,6 +146,11 @@ std::vector<std::string> LedgerSession::apply(const policy::LedgerPlan& plan,
 }
 
 void LedgerSession::scrape(policy::MasterReading& reading) {
+  // A pass that wrote the ledger scrapes again: nothing of the earlier scrape may survive it.
+  reading.allocatable_bytes.reset();
+  reading.total_capacity_bytes.reset();
+  reading.tenant_figures.clear();
+  reading.occupancy_includes_in_flight = false;
   auto metrics = client_.metrics();
   if (!metrics.ok()) {
     reading.scraped = false;
@@ -153,6 +158,7 @@ void LedgerSession::scrape(policy::MasterReading& reading) {
     return;
   }
   reading.scraped = true;
+  reading.scrape_error.clear();
   reading.allocatable_bytes = metrics->allocatable_capacity_bytes;
   reading.total_capacity_bytes = metrics->total_capacity_bytes;
   reading.occupancy_includes_in_flight =
