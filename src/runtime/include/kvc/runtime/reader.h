@@ -14,7 +14,8 @@
 //                        pools.getAs("", "shared-dram", &api::poolFromJson, stop));
 //
 // A null cache reads live every time. `timeout` (0: the client's) bounds each live read: an
-// admission webhook passes what is left of its own deadline.
+// admission webhook passes a bound well inside the API server's timeoutSeconds for it (the
+// webhooks' 2 s), so a slow read ends in its own answer rather than the API server's.
 
 #include <chrono>
 #include <optional>
