@@ -13,44 +13,14 @@
 #include "kvc/webhook/validation.h"
 
 namespace kvc::webhook {
-namespace {
-
-template <typename T> using Found = Result<std::optional<T>>;
-
-// From the cache, else a live read; NotFound is an answer (nullopt), anything else an error.
-template <typename T>
-Found<T> lookUp(const runtime::Cache* cache, const kube::Api& api, const std::string& key,
-                const std::string& name, Result<T> (*decode)(const Json&)) {
-  if (cache != nullptr) {
-    if (runtime::ObjectPtr object = cache->get(key)) {
-      Result<T> decoded = decode(*object);
-      if (!decoded.ok()) {
-        return decoded.status();
-      }
-      return std::optional<T>(std::move(decoded).value());
-    }
-  }
-  auto live = api.getOptional(name);
-  if (!live.ok()) {
-    return live.status();
-  }
-  if (!live->has_value()) {
-    return std::optional<T>();
-  }
-  Result<T> decoded = decode(**live);
-  if (!decoded.ok()) {
-    return decoded.status();
-  }
-  return std::optional<T>(std::move(decoded).value());
-}
-
-
-}  // namespace
 
 QuotaAdmission::QuotaAdmission(kube::ClientPtr client, QuotaCaches caches,
                                SettingsSource settings, std::chrono::milliseconds live_timeout)
     : client_(std::move(client)), caches_(caches), settings_(std::move(settings)),
-      live_timeout_(live_timeout) {}
+      live_timeout_(live_timeout),
+      pool_reader_(client_, kube::resources::kvCachePools(), caches_.pools, live_timeout_),
+      backend_reader_(client_, kube::resources::kvCacheBackends(), caches_.backends,
+                      live_timeout_) {}
 
 AdmissionResponse QuotaAdmission::admitPool(const AdmissionRequest& request) const {
   if (request.operation != "CREATE" && request.operation != "UPDATE") {
@@ -70,9 +40,7 @@ AdmissionResponse QuotaAdmission::admitPool(const AdmissionRequest& request) con
     }
   } else if (pool->spec.backends.size() == 1 && !pool->spec.backends.front().empty()) {
     const std::string& name = pool->spec.backends.front();
-    kube::Api backends =
-        kube::Api(client_, kube::resources::kvCacheBackends()).withTimeout(live_timeout_);
-    auto backend = lookUp(caches_.backends, backends, name, name, &api::backendFromJson);
+    auto backend = backend_reader_.getAs("", name, &api::backendFromJson);
     if (!backend.ok()) {
       return readFailure(request.uid, backend.status(), "reading KVCacheBackend \"" + name + "\"");
     }
@@ -116,8 +84,7 @@ AdmissionResponse QuotaAdmission::admitBinding(const AdmissionRequest& request) 
 
   // The pool (for the ceiling) and, on CREATE, the master it draws on.
   const std::string& pool_name = binding->spec.pool_ref;
-  kube::Api pools_api = kube::Api(client_, kube::resources::kvCachePools()).withTimeout(live_timeout_);
-  auto pool = lookUp(caches_.pools, pools_api, pool_name, pool_name, &api::poolFromJson);
+  auto pool = pool_reader_.getAs("", pool_name, &api::poolFromJson);
   if (!pool.ok()) {
     return readFailure(request.uid, pool.status(), "reading KVCachePool \"" + pool_name + "\"");
   }
@@ -125,10 +92,7 @@ AdmissionResponse QuotaAdmission::admitBinding(const AdmissionRequest& request) 
   admission.pool = std::move(pool).value();
   if (create && admission.pool && admission.pool->spec.backends.size() == 1) {
     admission.backend = admission.pool->spec.backends.front();
-    kube::Api backends_api =
-        kube::Api(client_, kube::resources::kvCacheBackends()).withTimeout(live_timeout_);
-    auto backend = lookUp(caches_.backends, backends_api, admission.backend, admission.backend,
-                          &api::backendFromJson);
+    auto backend = backend_reader_.getAs("", admission.backend, &api::backendFromJson);
     if (!backend.ok()) {
       return readFailure(request.uid, backend.status(),
                            "reading KVCacheBackend \"" + admission.backend + "\"");
@@ -146,6 +110,8 @@ AdmissionResponse QuotaAdmission::admitBinding(const AdmissionRequest& request) 
         }
       }
     } else {
+      kube::Api pools_api =
+          kube::Api(client_, kube::resources::kvCachePools()).withTimeout(live_timeout_);
       auto pools = pools_api.listAll();
       kube::Api bindings_api =
           kube::Api(client_, kube::resources::kvCachePoolBindings()).withTimeout(live_timeout_);

@@ -14,6 +14,7 @@
 
 #include "kvc/kube/client.h"
 #include "kvc/policy/inject/cluster_view.h"
+#include "kvc/runtime/reader.h"
 #include "kvc/runtime/store.h"
 
 namespace kvc::webhook {
@@ -34,12 +35,10 @@ public:
   policy::Lookup<api::KVCacheBackend> backend(std::string_view name) const override;
 
 private:
-  kube::Api bindings_api_;
-  kube::Api pools_api_;
-  kube::Api backends_api_;
-  const runtime::Cache* bindings_;
-  const runtime::Cache* pools_;
-  const runtime::Cache* backends_;
+  // Each kind cached, else live (runtime/reader.h), every live read bounded by `timeout`.
+  runtime::CachedReader bindings_;
+  runtime::CachedReader pools_;
+  runtime::CachedReader backends_;
 };
 
 }  // namespace kvc::webhook

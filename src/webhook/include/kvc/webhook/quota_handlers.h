@@ -19,6 +19,7 @@
 
 #include "kvc/api/settings.h"
 #include "kvc/kube/client.h"
+#include "kvc/runtime/reader.h"
 #include "kvc/runtime/store.h"
 #include "kvc/webhook/admission.h"
 
@@ -50,6 +51,9 @@ private:
   QuotaCaches caches_;
   SettingsSource settings_;
   std::chrono::milliseconds live_timeout_;
+  // The pool and the backend a rule reads: cached, else live within `live_timeout`.
+  runtime::CachedReader pool_reader_;
+  runtime::CachedReader backend_reader_;
 };
 
 }  // namespace kvc::webhook
