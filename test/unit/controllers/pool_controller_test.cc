@@ -501,6 +501,30 @@ TEST_F(PoolControllerTest, ADeletingBindingIsReleasedOnceItsWindowHasPassed) {
   EXPECT_EQ((*policy)["data"].dump().find("default"), std::string::npos);
 }
 
+// CONTRACT GAP (reported; this test fails on 0ff2b1a). Contract §3.4: the policy ConfigMap —
+// the seed a restarted master reloads its ledger from — holds "every non-contested domain of
+// every Binding of every pool on the backend", and pool_plan.h calls it "what its ledger should
+// hold". While a deleting Binding is held (its admission window runs, or a Pod still names it)
+// the pass keeps its domain in the ledger on purpose — but the ConfigMap is re-rendered without
+// it as soon as the deletion begins (policy::seededTenants keeps only desired, retained and
+// contested domains). A master restarted in that window comes back without the domain, and the
+// Pods still writing under it get TENANT_NOT_REGISTERED: what the window exists to prevent.
+TEST_F(PoolControllerTest, AHeldDeletingBindingsDomainStaysInThePolicySeed) {
+  walkthrough();
+  ASSERT_THAT(pass("shared-dram"), testing::IsOk());
+  cluster_.modify(res::kvCachePoolBindings(), "team-a/team-a", [&](Json& object) {
+    object["metadata"]["deletionTimestamp"] = kube::formatTime(clock_.wallNow());
+  });
+  ASSERT_THAT(pass("shared-dram"), testing::IsOk());
+  ASSERT_EQ(master_.requested().count("default"), 1U) << "the ledger keeps it: the window runs";
+  const auto policy = cluster_.get(res::configMaps(),
+                                   "gpustack-system/mooncake-dram-tenant-quota-policy");
+  ASSERT_TRUE(policy.has_value());
+  const std::string seed = (*policy)["data"].dump();
+  EXPECT_NE(seed.find("default"), std::string::npos)
+      << "the seed drops a domain the ledger still holds: " << seed;
+}
+
 // (f) A labelled Pod naming the deleting Binding holds it, window or not.
 TEST_F(PoolControllerTest, ADeletingBindingIsHeldByAPodThatNamesIt) {
   walkthrough();
