@@ -96,14 +96,13 @@ Result<runtime::Action> PoolReconciler::reconcile(const runtime::Request& reques
 Result<runtime::Action> PoolReconciler::reconcilePool(const Json& pool_object,
                                                       std::stop_token stop) {
   KVC_ASSIGN_OR_RETURN(policy::PoolObservation seen, observe(pool_object, stop));
-  // At most two plans: a plan that writes the ledger is followed by one that does not.
-  for (;;) {
-    const policy::PoolPlan plan = policy::planPool(seen);
-    KVC_ASSIGN_OR_RETURN(std::optional<runtime::Action> outcome, act(plan, seen, stop));
-    if (outcome) {
-      return *outcome;
-    }
-  }
+  const std::unique_ptr<store::AdminClient> master = observeLedger(seen);
+  // The ledger stage: the guards, the ledger's writes, then the master as they left it.
+  const policy::PoolPlan guarded = policy::planPool(seen);
+  KVC_RETURN_IF_ERROR(actGuards(guarded, seen, stop));
+  finishLedgerStage(guarded, master.get(), seen);
+  // The report stage, from what the master now says.
+  return act(policy::planPool(seen), seen, stop);
 }
 
 // Bindings naming a pool that is gone: nothing is owed to any ledger, so a deleting one is let
@@ -156,10 +155,10 @@ Result<policy::PoolObservation> PoolReconciler::observe(const Json& pool_object,
   if (backend.resolved()) {
     // Every claim on the master: the Bindings of every pool naming exactly this backend.
     for (const auto& sibling : pools_.byIndex(kPoolsByBackend, backend.name)) {
+      seen.siblings.push_back(*sibling);
       if (sibling->spec.backends.size() != 1) {
         continue;
       }
-      seen.siblings.push_back(*sibling);
       for (const auto& binding : bindings_.byIndex(kBindingsByPool, sibling->metadata.name)) {
         seen.master_bindings.push_back(*binding);
       }
@@ -171,9 +170,6 @@ Result<policy::PoolObservation> PoolReconciler::observe(const Json& pool_object,
         KVC_RETURN_IF_ERROR(observeHolds(binding, wall, seen, stop));
       }
     }
-  }
-  if (backend.resolved()) {
-    observeMaster(backend, seen);
   }
   return seen;
 }
@@ -243,10 +239,14 @@ Status PoolReconciler::observeHolds(const KVCachePoolBinding& binding, Clock::Wa
   return okStatus();
 }
 
-// The master: its ledger (unless the backend is declared single-tenant), then one /metrics
-// scrape whose figures serve every Binding of the pass.
-void PoolReconciler::observeMaster(const policy::PoolBackend& backend,
-                                   policy::PoolObservation& seen) {
+// The master of a resolved backend: its admin client for the pass (null when none could be made:
+// the reading says why) and its ledger, unless the backend is declared single-tenant (then no
+// request is made).
+std::unique_ptr<store::AdminClient> PoolReconciler::observeLedger(policy::PoolObservation& seen) {
+  const policy::PoolBackend backend = policy::poolBackend(seen.pool, seen.backend);
+  if (!backend.resolved()) {
+    return nullptr;
+  }
   policy::MasterReading& reading = seen.reading;
   reading.admin_address = backend.admin_address;
   if (seen.backend->spec.managed && !seen.backend->spec.multi_tenancy) {
@@ -258,26 +258,20 @@ void PoolReconciler::observeMaster(const policy::PoolBackend& backend,
     reading.ledger = policy::LedgerState::Unreachable;
     reading.ledger_error = client.status().message();
     reading.scrape_error = client.status().message();
-    return;
+    return nullptr;
   }
-  internal::LedgerSession session(**client);
   if (!reading.declared_single_tenant) {
-    session.read(reading);
+    internal::LedgerSession(**client).read(reading);
   }
-  session.scrape(reading);
+  return std::move(client).value();
 }
 
 // ---- act --------------------------------------------------------------------------------------
 
-Result<std::optional<runtime::Action>> PoolReconciler::act(const policy::PoolPlan& plan,
-                                                           policy::PoolObservation& seen,
-                                                           std::stop_token stop) {
-  KVC_RETURN_IF_ERROR(actGuards(plan, seen, stop));
-  const policy::PoolBackend backend = policy::poolBackend(seen.pool, seen.backend);
-  if (plan.writesLedger()) {
-    writeLedger(plan, backend, seen);
-    return std::optional<runtime::Action>();
-  }
+// 5–9: the report stage.
+Result<runtime::Action> PoolReconciler::act(const policy::PoolPlan& plan,
+                                            const policy::PoolObservation& seen,
+                                            std::stop_token stop) {
   if (config_.ripple) {
     for (const std::string& pool : plan.ripple) {
       config_.ripple->fire(runtime::Request{"", pool});
@@ -285,8 +279,7 @@ Result<std::optional<runtime::Action>> PoolReconciler::act(const policy::PoolPla
   }
   applyTenantPolicy(plan, seen, stop);
   KVC_RETURN_IF_ERROR(actBindings(plan, seen, stop));
-  KVC_ASSIGN_OR_RETURN(runtime::Action outcome, actPool(plan, seen, stop));
-  return std::optional<runtime::Action>(outcome);
+  return actPool(plan, seen, stop);
 }
 
 // 1–3: the pool's finalizer, its claim on the backend, the finalizers of the master's Bindings.
@@ -318,25 +311,17 @@ Status PoolReconciler::actGuards(const policy::PoolPlan& plan,
   return okStatus();
 }
 
-// 4: the ledger's writes, then the master as they left it (the ledger read back when anything
-// was written, and /metrics again) for the pass's second plan.
-void PoolReconciler::writeLedger(const policy::PoolPlan& plan,
-                                 const policy::PoolBackend& backend,
-                                 policy::PoolObservation& seen) {
+// 4: the ledger's writes (if any), then the master as they left it: the ledger read back when
+// anything was written, and the pass's one /metrics scrape.
+void PoolReconciler::finishLedgerStage(const policy::PoolPlan& plan, store::AdminClient* master,
+                                       policy::PoolObservation& seen) {
   policy::LedgerWrites writes;
   writes.before = seen.reading.tenants;
-  auto client = config_.stores(backend.admin_address);
-  if (!client.ok()) {
-    seen.reading.ledger = policy::LedgerState::Unreachable;
-    seen.reading.ledger_error = client.status().message();
-    seen.reading.scraped = false;
-    seen.reading.scrape_error = client.status().message();
-    seen.ledger_written = std::move(writes);
-    return;
+  if (master != nullptr) {
+    internal::LedgerSession session(*master);
+    writes.written = session.apply(plan.ledger, seen.reading);
+    session.scrape(seen.reading);
   }
-  internal::LedgerSession session(**client);
-  writes.written = session.apply(plan.ledger, seen.reading);
-  session.scrape(seen.reading);
   seen.ledger_written = std::move(writes);
 }
 

@@ -49,7 +49,10 @@
 //                         windowCloses: RFC 3339}}   what holds each deleting Binding
 //   reading:   the MasterReading, see below (default: unread)
 //   ledgerWritten: {written: [domain], before: [{id, requested, explicit, effective}]}
-//              present for the pass's second plan: what its ledger writes did
+//              present for the pass's report stage, after ledger writes: what they did (and
+//              `reading` is then the master as they left it). Absent: the ledger stage is planned
+//              from `reading`; when it writes nothing, the report stage follows on the same
+//              reading and the golden shows both
 //   operatorNamespace (default gpustack-system), resync (seconds, default 30), now
 //   golden:    the plan: the guards (pool finalizer, backend claim, Binding finalizers), the
 //              ledger writes, the ripple, the tenant-quota policy ConfigMap, the Bindings
@@ -945,7 +948,21 @@ std::string poolPlanCase(const Json& in) {
                                        observedTenants(*written, "ledgerWritten", "before")};
   }
 
-  const PoolPlan plan = planPool(seen);
+  // The pass's two stages: the ledger stage from the observation; the report stage after it.
+  // Without ledgerWritten and with no ledger write planned, the report stage runs on the same
+  // reading (which carries the pass's scrape) and the golden shows both stages together. With
+  // ledgerWritten, the golden is the report stage alone.
+  PoolPlan plan = planPool(seen);
+  if (!seen.ledger_written && !plan.writesLedger()) {
+    PoolObservation after = seen;
+    after.ledger_written = LedgerWrites{{}, seen.reading.tenants};
+    PoolPlan report = planPool(after);
+    report.add_pool_finalizer = plan.add_pool_finalizer;
+    report.claim_backend = plan.claim_backend;
+    report.binding_finalizers = plan.binding_finalizers;
+    report.ledger = plan.ledger;
+    plan = std::move(report);
+  }
   Json out = Json::object();
   out["guards"] = {{"addPoolFinalizer", plan.add_pool_finalizer},
                    {"claimBackend", plan.claim_backend},

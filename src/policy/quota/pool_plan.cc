@@ -97,13 +97,27 @@ std::optional<std::string> storeFailure(const MasterReading& r) {
   return std::nullopt;
 }
 
-// The tenants a managed master's policy file seeds: every desired domain, and the explicit
-// entries the ledger keeps that are not desired but not ours to drop (retained or contested).
-std::vector<TenantPolicy> seededTenants(const DesiredLedger& desired,
+// The tenants a managed master's policy file seeds (contract §3.4: every non-contested domain of
+// every Binding on the master, with its ceiling): every desired domain; a deleting Binding's
+// domain until its release has removed it from the ledger (a master restarted inside the
+// admission window, or while a workload holds the Binding, must still know the tenant); and the
+// explicit entries the ledger keeps that are not ours to drop (retained: TENANT_NOT_EMPTY;
+// contested), with what they requested.
+std::vector<TenantPolicy> seededTenants(const std::vector<DomainClaim>& claims,
+                                        const DesiredLedger& desired,
                                         const MasterReading& reading) {
   std::vector<TenantPolicy> tenants;
+  std::set<std::string> seeded;
   for (const auto& [domain, bytes] : desired.tenants) {
     tenants.push_back({domain, bytes});
+    seeded.insert(domain);
+  }
+  for (const DomainClaim& claim : claims) {
+    const bool released = reading.ledger == LedgerState::Read && !reading.inLedger(claim.domain);
+    if (claim.deleting && desired.releasing.count(claim.domain) > 0 && !released &&
+        claim.ceiling_bytes > 0 && seeded.insert(claim.domain).second) {
+      tenants.push_back({claim.domain, claim.ceiling_bytes});
+    }
   }
   std::set<std::string> kept(reading.retained.begin(), reading.retained.end());
   for (const auto& [domain, claimants] : desired.contested) {
@@ -111,11 +125,11 @@ std::vector<TenantPolicy> seededTenants(const DesiredLedger& desired,
   }
   for (const ObservedTenant& tenant : reading.tenants) {
     if (kept.count(tenant.tenant_id) > 0 && tenant.has_explicit_policy &&
-        desired.tenants.count(tenant.tenant_id) == 0) {
+        seeded.insert(tenant.tenant_id).second) {
       tenants.push_back({tenant.tenant_id, tenant.requested_bytes});
     }
   }
-  return tenants;
+  return tenants;  // rendered sorted by name
 }
 
 // The facts of one Binding of this pool.
@@ -249,40 +263,36 @@ PoolBackend poolBackend(const KVCachePool& pool,
 PoolPlan planPool(const PoolObservation& seen) {
   PoolPlan plan;
   const PoolBackend backend = poolBackend(seen.pool, seen.backend);
-  // A plan with ledger writes carried out 1–3 before them: the second plan of the pass does not
-  // write them again (the observation's objects predate those writes).
-  if (!seen.ledger_written) {
-    planGuards(seen, plan);
-  }
   const MasterReading reading = passReading(seen);
+  if (!seen.ledger_written) {
+    // The ledger stage: the guards, then the writes that bring the ledger to what is desired.
+    planGuards(seen, plan);
+    if (backend.resolved() && reading.ledger == LedgerState::Read &&
+        !reading.declared_single_tenant) {
+      plan.ledger = planLedger(desiredLedger(masterClaims(seen)), reading.tenants,
+                               registeredDomains(seen), releasableDomains(seen));
+    }
+    return plan;
+  }
+  // The report stage.
   DesiredLedger desired;
   if (backend.resolved()) {
     const std::vector<DomainClaim> claims = masterClaims(seen);
     desired = desiredLedger(claims);
-    if (!seen.ledger_written && reading.ledger == LedgerState::Read &&
-        !reading.declared_single_tenant) {
-      plan.ledger = planLedger(desired, reading.tenants, registeredDomains(seen),
-                               releasableDomains(seen));
-      if (plan.writesLedger()) {
-        return plan;  // 4: the rest is planned from what the master says after the writes
-      }
-    }
-    if (seen.ledger_written) {
-      // The other pools whose Bindings' grants moved are passed again now, not at their
-      // resync; on a master that is not recutting, that is only the written domains' pools.
-      const LedgerRipple ripple =
-          ledgerRipple(claims, seen.ledger_written->written, seen.ledger_written->before,
-                       reading.tenants, reading.ledger_error.empty());
-      for (const std::string& pool : ripple.pools) {
-        if (pool != seen.pool.metadata.name) {
-          plan.ripple.push_back(pool);
-        }
+    // The other pools whose Bindings' grants moved are passed again now, not at their resync;
+    // on a master that is not recutting, that is only the written domains' pools.
+    const LedgerRipple ripple =
+        ledgerRipple(claims, seen.ledger_written->written, seen.ledger_written->before,
+                     reading.tenants, reading.ledger_error.empty());
+    for (const std::string& pool : ripple.pools) {
+      if (pool != seen.pool.metadata.name) {
+        plan.ripple.push_back(pool);
       }
     }
     plan.store_failure = storeFailure(reading);
     if (seen.backend->spec.managed && seen.backend->spec.multi_tenancy) {
       auto rendered = tenantQuotaPolicyConfigMap(backend.name, seen.operator_namespace,
-                                                 seededTenants(desired, reading));
+                                                 seededTenants(claims, desired, reading));
       if (rendered.ok()) {
         plan.tenant_policy = std::move(rendered).value();
       } else {

@@ -167,11 +167,10 @@ TEST_F(PoolControllerTest, ANewBindingIsGuardedThenWrittenToTheLedgerThenReporte
   ASSERT_TRUE(outcome->requeue_after.has_value());
   EXPECT_EQ(*outcome->requeue_after, seconds(30));
 
-  // The ledger and the first scrape are read in observe, before the plan decides anything;
-  // reads write nothing, and every guard comes before the first write to the master.
+  // The ledger is read in observe, before the plan decides anything; every guard comes before
+  // the first write to the master, and the pass's one scrape after the writes.
   EXPECT_THAT(writesAndMasterCalls(cluster_.log()),
               ElementsAre("LIST master/tenant_quotas",                             //
-                          "GET master/metrics",                                    //
                           "PATCH kvcachepools/shared-dram",                        // finalizer
                           "PUT kvcachebackends/mooncake-dram/status",              // usedBy
                           "PATCH kvcachepoolbindings/team-a/team-a",               // finalizer
@@ -302,8 +301,7 @@ TEST_F(PoolControllerTest, AFailedFinalizerPatchLeavesTheLedgerUntouched) {
   auto outcome = pass("shared-dram");
   EXPECT_THAT(outcome, StatusIs(StatusCode::Unavailable));
   EXPECT_THAT(writesAndMasterCalls(cluster_.log()),
-              ElementsAre("LIST master/tenant_quotas", "GET master/metrics",
-                          "PATCH kvcachepools/shared-dram",
+              ElementsAre("LIST master/tenant_quotas", "PATCH kvcachepools/shared-dram",
                           "PUT kvcachebackends/mooncake-dram/status",
                           "PATCH kvcachepoolbindings/team-a/team-a"));
   EXPECT_THAT(master_.requested(), IsEmpty());
@@ -485,9 +483,8 @@ TEST_F(PoolControllerTest, ADeletingBindingIsReleasedOnceItsWindowHasPassed) {
     return (testing::isWrite(line) || line.find(" master/") != std::string::npos) &&
            line.find("configmaps/") == std::string::npos;
   }),
-              ElementsAre("LIST master/tenant_quotas", "GET master/metrics",
-                          "DELETE master/tenant_quotas/default", "LIST master/tenant_quotas",
-                          "GET master/metrics",
+              ElementsAre("LIST master/tenant_quotas", "DELETE master/tenant_quotas/default",
+                          "LIST master/tenant_quotas", "GET master/metrics",
                           "PATCH kvcachepoolbindings/team-a/team-a",  // the finalizer goes
                           "PUT kvcachepools/shared-dram/status"));
   const auto lines = cluster_.log().lines();

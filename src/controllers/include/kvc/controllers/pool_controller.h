@@ -2,23 +2,23 @@
 // The KVCachePool reconciler, which also reconciles the pool's KVCachePoolBindings (contract §4,
 // §5; only pools are reconciled — a Binding's event maps to the pool it names).
 //
-// One pass is observe → plan → act (STYLE.md §15):
+// One pass is observe → plan → act (STYLE.md §15), in two stages (policy/quota/pool_plan.h):
 //   observe  everything the pass reads, into a policy::PoolObservation: the pool and its
 //            Bindings from the cache; the backend cached, else live (only a live NotFound is
 //            "missing"); every pool and Binding on the backend's master; what holds each deleting
 //            Binding (its usedBy — a ModelDeployment that is gone is read live to be sure — the
 //            labelled Pods naming it, and once its admission window has passed with none cached,
-//            a live list of them); and the master: its ledger (unless the backend is declared
-//            single-tenant), then one /metrics scrape.
-//   plan     policy::planPool (policy/quota/pool_plan.h): pure; the order of the writes and
-//            every status.
-//   act      the plan's writes in its order, stopping at the first that fails: the pool's
-//            finalizer, its claim on the backend, the finalizers of the master's live Bindings,
-//            the ledger. A plan that wrote the ledger is followed by a second look at the master
-//            (the ledger read back, /metrics again) and a second plan, which decides the rest:
-//            the other pools the writes reached (passed again through this controller's
-//            trigger), the tenant-quota policy ConfigMap, each Binding's release or status, the
-//            pool's release or status.
+//            a live list of them); and the master's ledger (unless the backend is declared
+//            single-tenant).
+//   plan     policy::planPool, pure: first the ledger stage (the guards and the ledger writes),
+//   act      carried out in order, stopping at the first write that fails: the pool's finalizer,
+//            its claim on the backend, the finalizers of the master's live Bindings, the ledger's
+//            PUTs and DELETEs; then the master as they left it (the ledger read back when
+//            written, and the pass's one /metrics scrape);
+//   plan     then the report stage, from what the master now says,
+//   act      carried out in order: the other pools the writes reached (passed again through this
+//            controller's trigger), the tenant-quota policy ConfigMap, each Binding's release or
+//            status, the pool's release or status.
 //
 // Passes over one master are serialised (one lock per backend). The store's answers are
 // reported in the statuses; a store failure is also returned as Unavailable after the statuses
@@ -54,6 +54,7 @@
 #include "kvc/runtime/status_writer.h"
 #include "kvc/runtime/store.h"
 #include "kvc/runtime/trigger.h"
+#include "kvc/store/admin_client.h"
 
 namespace kvc::controllers {
 
@@ -105,17 +106,17 @@ private:
   Result<policy::PoolObservation> observe(const Json& pool_object, std::stop_token stop);
   Status observeHolds(const api::KVCachePoolBinding& binding, Clock::WallTime wall,
                       policy::PoolObservation& seen, std::stop_token stop);
-  void observeMaster(const policy::PoolBackend& backend, policy::PoolObservation& seen);
+  std::unique_ptr<store::AdminClient> observeLedger(policy::PoolObservation& seen);
 
-  // act: the plan's writes in order. nullopt after a plan that wrote the ledger (`seen` then
-  // holds the master as the writes left it, for the next plan); otherwise the pass's outcome.
-  Result<std::optional<runtime::Action>> act(const policy::PoolPlan& plan,
-                                             policy::PoolObservation& seen,
-                                             std::stop_token stop);
+  // act, the ledger stage: the guards, then the ledger's writes and the master as they left it
+  // (recorded in `seen` for the report stage's plan).
   Status actGuards(const policy::PoolPlan& plan, const policy::PoolObservation& seen,
                    std::stop_token stop);
-  void writeLedger(const policy::PoolPlan& plan, const policy::PoolBackend& backend,
-                   policy::PoolObservation& seen);
+  void finishLedgerStage(const policy::PoolPlan& plan, store::AdminClient* master,
+                         policy::PoolObservation& seen);
+  // act, the report stage: the ripple, the tenant-quota policy, the Bindings, the pool.
+  Result<runtime::Action> act(const policy::PoolPlan& plan, const policy::PoolObservation& seen,
+                              std::stop_token stop);
   void applyTenantPolicy(const policy::PoolPlan& plan, const policy::PoolObservation& seen,
                          std::stop_token stop);
   Status actBindings(const policy::PoolPlan& plan, const policy::PoolObservation& seen,

@@ -3,20 +3,20 @@
 //
 // The controller observes everything the pass reads into a PoolObservation: the pool and its
 // Bindings as cached, its backend (cached, else live), every pool and Binding on that backend's
-// master, what still holds each deleting Binding, and what the master said (its ledger and
-// /metrics). planPool turns the observation into the PoolPlan, which the controller carries out
-// in this order, stopping at the first write that fails (the next pass plans again from what is
-// there):
+// master, what still holds each deleting Binding, and the master's ledger. A pass then has two
+// stages, each planned by planPool and carried out in this order, stopping at the first write
+// that fails (the next pass plans again from what is there):
 //
+//   The ledger stage (PoolObservation::ledger_written unset): planPool plans 1–4.
 //   1. the pool's finalizer                       before anything it guards is written
 //   2. the pool in its backend's status.usedBy    so the backend is not deleted under it
 //   3. the finalizer of every live Binding on the master, before any write to the master
-//   4. the ledger: PUTs, then DELETEs (planLedger).
-//      The store computes the grants, so a plan that writes the ledger ends here: the controller
-//      reads the ledger back and scrapes the master again, records what the writes did
-//      (PoolObservation::ledger_written) and plans again. That second plan writes no ledger and
-//      none of 1–3 (a plan with ledger writes got past them), and decides the rest from what the
-//      master now says.
+//   4. the ledger: PUTs, then DELETEs (planLedger), possibly none.
+//   The controller carries them out, reads the ledger back when it wrote, scrapes the master's
+//   /metrics (once per pass, after the writes: the store computes the grants, and nothing here
+//   predicts them) and records what the writes did in ledger_written.
+//
+//   The report stage (ledger_written set): planPool plans 5–9 from what the master now says.
 //   5. the other pools of the master the writes reached (ledgerRipple), passed again now
 //   6. a managed multi-tenant master's tenant-quota policy ConfigMap — the master's seed; a
 //      failed apply is logged and the pass goes on (no status depends on it)
@@ -77,9 +77,9 @@ struct BindingHold {
   std::optional<std::string> window_closes;
 };
 
-// What this pass's ledger writes did (set only after the controller carried them out).
+// What the pass's ledger stage did (set once the controller carried it out).
 struct LedgerWrites {
-  std::vector<std::string> written;     // domains PUT or removed, in the plan's order
+  std::vector<std::string> written;     // domains PUT or removed, in the plan's order; may be none
   std::vector<ObservedTenant> before;   // the ledger before the writes
 };
 
@@ -92,15 +92,19 @@ struct PoolObservation {
   std::vector<api::KVCachePoolBinding> bindings;  // the pool's own Bindings, as cached
   std::optional<api::KVCacheBackend> backend;     // spec.backends[0], cached, else live
 
-  // Resolved only: every pool on the backend (this one included), and every Binding of those.
+  // Resolved only: every pool naming the backend (this one included) — their status.domains are
+  // what this operator registered — and every Binding of those that name it alone: the claims
+  // on the master.
   std::vector<api::KVCachePool> siblings;
   std::vector<api::KVCachePoolBinding> master_bindings;
 
   // Per deleting Binding ("ns/name") of the master or of this pool: what holds it.
   std::map<std::string, BindingHold> holds;
 
-  // The master, as read this pass (Resolved only; otherwise as the default says: unread).
+  // The master, as read this pass (Resolved only; otherwise as the default says: unread): its
+  // ledger, and after the ledger stage the ledger as the writes left it and the /metrics scrape.
   MasterReading reading;
+  // Unset before the ledger stage; set after it.
   std::optional<LedgerWrites> ledger_written;
 };
 
@@ -118,12 +122,13 @@ struct PoolStatusPlan {
   api::KVCachePool::Status status;
 };
 
+// One stage's plan: 1–4 before the ledger stage, 5–9 after it (the other fields stay empty).
 struct PoolPlan {
   // 1–3.
   bool add_pool_finalizer = false;
   bool claim_backend = false;
   std::vector<std::string> binding_finalizers;  // "ns/name", in the master's order
-  // 4. Non-empty: the pass writes it, observes the master again and plans again.
+  // 4.
   LedgerPlan ledger;
   // 5.
   std::vector<std::string> ripple;
@@ -144,6 +149,7 @@ struct PoolPlan {
   bool writesLedger() const { return !ledger.puts.empty() || !ledger.deletes.empty(); }
 };
 
+// The plan of the stage the observation is at (see above).
 PoolPlan planPool(const PoolObservation& seen);
 
 // The master's reading the plan's statuses were decided from: the observed one, or — when the
