@@ -85,154 +85,170 @@ Condition releasable(const BindingFacts& facts, const MasterReading& reading) {
                            "escape, and leaves the domain in the ledger");
 }
 
-}  // namespace
-
-bool bindingReleased(const BindingFacts& facts, const MasterReading& reading) {
-  return facts.binding.metadata.deleting && facts.holders.empty() &&
-         !facts.admission_window_closes && entryReleased(facts, reading);
+// status.usedBy as it was, less the ModelDeployments that no longer exist (a finalizer removed
+// by hand left their entry behind).
+std::vector<api::ObjectReference> liveUsers(const BindingFacts& facts) {
+  std::vector<api::ObjectReference> used_by = facts.binding.status.used_by;
+  std::erase_if(used_by, [&](const api::ObjectReference& user) {
+    return user.kind == api::kKindModelDeployment && contains(facts.gone_users, user.name);
+  });
+  return used_by;
 }
 
-api::KVCachePoolBinding::Status bindingStatus(const BindingFacts& facts,
-                                              const MasterReading& reading,
-                                              std::int64_t generation, std::string_view now) {
-  const api::KVCachePoolBinding& binding = facts.binding;
-  const std::string& domain = binding.spec.domain.name;
-  api::KVCachePoolBinding::Status status = binding.status;  // usedBy and the figures carry over
-  std::erase_if(status.used_by, [&](const api::ObjectReference& user) {
-    return user.kind == api::kKindModelDeployment &&
-           std::find(facts.gone_users.begin(), facts.gone_users.end(), user.name) !=
-               facts.gone_users.end();
-  });
-  std::vector<Condition> desired;
-  bool carry_granted = false;
+// Another live Binding on the same master claims the domain (a deleting Binding contests no
+// one: it is leaving the ledger anyway).
+bool contested(const BindingFacts& facts) {
+  return !facts.contested_with.empty() && !facts.binding.metadata.deleting;
+}
 
-  // DomainExclusive.
-  const bool contested = !facts.contested_with.empty() && !binding.metadata.deleting;
-  if (contested) {
-    desired.push_back(makeCondition(
+// The scrape's figures for the Binding's domain, or nullptr (no scrape, or no series for it).
+const TenantFigures* scrapedFigures(const BindingFacts& facts, const MasterReading& reading) {
+  if (!reading.scraped) {
+    return nullptr;
+  }
+  const auto figures = reading.tenant_figures.find(facts.binding.spec.domain.name);
+  return figures == reading.tenant_figures.end() ? nullptr : &figures->second;
+}
+
+Condition domainExclusive(const BindingFacts& facts) {
+  const std::string& domain = facts.binding.spec.domain.name;
+  if (contested(facts)) {
+    return makeCondition(
         b::kDomainExclusive, api::kConditionFalse, b::kReasonDomainClaimedByMultipleBindings,
         "the reuse domain " + inQuotes(domain) + " on KVCacheBackend " + inQuotes(facts.backend) +
             " is also claimed by KVCachePoolBinding " + api::nameList(facts.contested_with) +
             ", so it is left out of the ledger and no figure is reported. Fix: delete one of "
-            "them"));
+            "them");
+  }
+  return makeCondition(b::kDomainExclusive, api::kConditionTrue, b::kReasonExclusive,
+                       "no other Binding on KVCacheBackend " + inQuotes(facts.backend) +
+                           " claims the reuse domain " + inQuotes(domain));
+}
+
+// requestedQuota, effectiveQuota, usage and overQuota: this pass's scrape for the domain. None
+// for a contested domain, without a tenant ledger, or when the scrape has no series for the
+// domain; carried over when the scrape failed (the last pass that could read them).
+void reportFigures(api::KVCachePoolBinding::Status& status, const BindingFacts& facts,
+                   const MasterReading& reading) {
+  const bool carry_over =
+      !contested(facts) && reading.ledger != LedgerState::NoLedger && !reading.scraped;
+  if (carry_over) {
+    return;
+  }
+  const TenantFigures* figures =
+      contested(facts) || reading.ledger == LedgerState::NoLedger ? nullptr
+                                                                  : scrapedFigures(facts, reading);
+  if (figures == nullptr) {
     status.requested_quota.reset();
     status.effective_quota.reset();
     status.usage.reset();
     status.over_quota.reset();
-  } else {
-    desired.push_back(makeCondition(b::kDomainExclusive, api::kConditionTrue, b::kReasonExclusive,
-                                    "no other Binding on KVCacheBackend " + inQuotes(facts.backend) +
-                                        " claims the reuse domain " + inQuotes(domain)));
+    return;
   }
+  status.requested_quota = figures->requested_bytes;
+  status.effective_quota = figures->effective_bytes;
+  status.usage = figures->occupancy_bytes;
+  status.over_quota = figures->over_quota;
+}
 
-  // QuotaObserved and the figures, then QuotaGranted.
-  if (!contested) {
-    if (reading.ledger == LedgerState::NoLedger) {
-      status.requested_quota.reset();
-      status.effective_quota.reset();
-      status.usage.reset();
-      status.over_quota.reset();
-      desired.push_back(makeCondition(
-          b::kQuotaObserved, api::kConditionTrue, b::kReasonNoTenantLedger,
-          "the master keeps no tenant ledger (multi-tenancy is off), so no figure is reported "
-          "for the reuse domain " + inQuotes(domain) + "; every write lands in the default tenant"));
-      desired.push_back(makeCondition(
-          b::kQuotaGranted, api::kConditionTrue, b::kReasonUnenforced,
-          "the ceiling is not enforced: the master keeps no tenant ledger, so there is no "
-          "per-domain grant and every write lands in the store's default tenant"));
-    } else {
-      const auto figures = reading.tenant_figures.find(domain);
-      if (!reading.scraped) {
-        desired.push_back(makeCondition(
-            b::kQuotaObserved, api::kConditionFalse, b::kReasonMasterNotScraped,
-            "the metrics of the master could not be read (" +
-                api::boundDetail(reading.scrape_error.empty() ? "not attempted"
-                                                              : reading.scrape_error) +
-                "); the figures are from the last pass that could read them"));
-      } else if (figures == reading.tenant_figures.end()) {
-        status.requested_quota.reset();
-        status.effective_quota.reset();
-        status.usage.reset();
-        status.over_quota.reset();
-        desired.push_back(makeCondition(
-            b::kQuotaObserved, api::kConditionTrue, b::kReasonTenantNotInLedger,
-            "the master's metrics carry no series for the reuse domain " + inQuotes(domain) +
-                ": no quota has been observed at all"));
-      } else {
-        const TenantFigures& f = figures->second;
-        status.requested_quota = f.requested_bytes;
-        status.effective_quota = f.effective_bytes;
-        status.usage = f.occupancy_bytes;
-        status.over_quota = f.over_quota;
-        std::string message = "the master reports the reuse domain " + inQuotes(domain);
-        message += f.occupancy_bytes ? " holding " + bytesText(*f.occupancy_bytes)
-                                     : std::string(" with no usage figure");
-        if (f.occupancy_bytes && reading.occupancy_includes_in_flight) {
-          message += " (charged bytes, which include writes not yet committed)";
-        }
-        desired.push_back(makeCondition(b::kQuotaObserved, api::kConditionTrue,
-                                        b::kReasonObserved, message));
-      }
-      // QuotaGranted: in the ledger or not, from the ledger when it was read, else from the
-      // scrape; the grant from the scrape, else from the ledger entry.
-      const ObservedTenant* entry =
-          reading.ledger == LedgerState::Read ? ledgerEntry(reading, domain) : nullptr;
-      const bool scraped_tenant = reading.scraped && figures != reading.tenant_figures.end();
-      const bool in_ledger = reading.ledger == LedgerState::Read
-                                 ? entry != nullptr && entry->has_explicit_policy
-                                 : scraped_tenant && figures->second.explicit_policy.value_or(false);
-      std::optional<std::int64_t> grant;
-      if (scraped_tenant) {
-        grant = figures->second.effective_bytes;
-      } else if (!reading.scraped && in_ledger && entry != nullptr) {
-        grant = entry->effective_bytes;  // the metrics are unreadable; the ledger says it
-      }
-      const bool known = reading.ledger == LedgerState::Read || reading.scraped;
-      if (!known) {
-        carry_granted = true;  // nothing new was learned: the verdict stands as it was made
-      } else if (!in_ledger) {
-        desired.push_back(makeCondition(
-            b::kQuotaGranted, api::kConditionFalse, b::kReasonNoLedgerEntry,
-            "the reuse domain " + inQuotes(domain) + " is not in the tenant ledger of " +
-                reading.admin_address + " yet, so writes under it are refused "
-                "(TENANT_NOT_REGISTERED). See the pool's QuotaLedgerAvailable and "
-                "QuotaPolicyWritable"));
-      } else if (!grant) {
-        desired.push_back(makeCondition(
-            b::kQuotaGranted, api::kConditionFalse, b::kReasonGrantNotExported,
-            "the reuse domain " + inQuotes(domain) + " is in the ledger, but the master's metrics "
-            "do not export its grant (mooncake_tenant_quota_effective_bytes)"));
-      } else if (*grant == 0) {
-        desired.push_back(makeCondition(
-            b::kQuotaGranted, api::kConditionFalse, b::kReasonZeroGranted,
-            "the master grants the reuse domain " + inQuotes(domain) +
-                " nothing (effectiveQuota 0). Read the pool's CapacityAllocatable: "
-                "NothingToAllocate means no member has mounted yet (a restarted master can take "
-                "about 30 s to remount); otherwise the proportional recut left this domain no "
-                "share"));
-      } else {
-        desired.push_back(makeCondition(b::kQuotaGranted, api::kConditionTrue, b::kReasonGranted,
-                                        "the master grants the reuse domain " + inQuotes(domain) +
-                                            " " + bytesText(*grant)));
-      }
-    }
+// QuotaObserved (an uncontested domain): whether this pass read the domain's figures.
+Condition quotaObserved(const BindingFacts& facts, const MasterReading& reading) {
+  const std::string& domain = facts.binding.spec.domain.name;
+  if (reading.ledger == LedgerState::NoLedger) {
+    return makeCondition(
+        b::kQuotaObserved, api::kConditionTrue, b::kReasonNoTenantLedger,
+        "the master keeps no tenant ledger (multi-tenancy is off), so no figure is reported "
+        "for the reuse domain " + inQuotes(domain) + "; every write lands in the default tenant");
   }
+  if (!reading.scraped) {
+    return makeCondition(
+        b::kQuotaObserved, api::kConditionFalse, b::kReasonMasterNotScraped,
+        "the metrics of the master could not be read (" +
+            api::boundDetail(reading.scrape_error.empty() ? "not attempted"
+                                                          : reading.scrape_error) +
+            "); the figures are from the last pass that could read them");
+  }
+  const TenantFigures* figures = scrapedFigures(facts, reading);
+  if (figures == nullptr) {
+    return makeCondition(b::kQuotaObserved, api::kConditionTrue, b::kReasonTenantNotInLedger,
+                         "the master's metrics carry no series for the reuse domain " +
+                             inQuotes(domain) + ": no quota has been observed at all");
+  }
+  const TenantFigures& f = *figures;
+  std::string message = "the master reports the reuse domain " + inQuotes(domain);
+  message += f.occupancy_bytes ? " holding " + bytesText(*f.occupancy_bytes)
+                               : std::string(" with no usage figure");
+  if (f.occupancy_bytes && reading.occupancy_includes_in_flight) {
+    message += " (charged bytes, which include writes not yet committed)";
+  }
+  return makeCondition(b::kQuotaObserved, api::kConditionTrue, b::kReasonObserved, message);
+}
 
-  if (binding.metadata.deleting) {
-    desired.push_back(releasable(facts, reading));
+// QuotaGranted (an uncontested domain), or nullopt when this pass learned nothing (neither the
+// ledger nor the metrics were read): the verdict then stands as it was made, its stamp
+// included. In the ledger or not: from the ledger when it was read, else from the scrape; the
+// grant from the scrape, else from the ledger entry.
+std::optional<Condition> quotaGranted(const BindingFacts& facts, const MasterReading& reading) {
+  const std::string& domain = facts.binding.spec.domain.name;
+  if (reading.ledger == LedgerState::NoLedger) {
+    return makeCondition(
+        b::kQuotaGranted, api::kConditionTrue, b::kReasonUnenforced,
+        "the ceiling is not enforced: the master keeps no tenant ledger, so there is no "
+        "per-domain grant and every write lands in the store's default tenant");
   }
-  std::vector<std::string_view> owned = {b::kDomainExclusive, b::kQuotaObserved, b::kReleasable};
-  if (!carry_granted) {
-    owned.push_back(b::kQuotaGranted);  // carried over untouched otherwise, its stamp included
+  const bool known = reading.ledger == LedgerState::Read || reading.scraped;
+  if (!known) {
+    return std::nullopt;
   }
-  api::setConditions(status.conditions, desired, owned, generation, now);
+  const ObservedTenant* entry =
+      reading.ledger == LedgerState::Read ? ledgerEntry(reading, domain) : nullptr;
+  const TenantFigures* figures = scrapedFigures(facts, reading);
+  const bool in_ledger = reading.ledger == LedgerState::Read
+                             ? entry != nullptr && entry->has_explicit_policy
+                             : figures != nullptr && figures->explicit_policy.value_or(false);
+  std::optional<std::int64_t> grant;
+  if (figures != nullptr) {
+    grant = figures->effective_bytes;
+  } else if (!reading.scraped && in_ledger && entry != nullptr) {
+    grant = entry->effective_bytes;  // the metrics are unreadable; the ledger says it
+  }
+  if (!in_ledger) {
+    return makeCondition(
+        b::kQuotaGranted, api::kConditionFalse, b::kReasonNoLedgerEntry,
+        "the reuse domain " + inQuotes(domain) + " is not in the tenant ledger of " +
+            reading.admin_address + " yet, so writes under it are refused "
+            "(TENANT_NOT_REGISTERED). See the pool's QuotaLedgerAvailable and "
+            "QuotaPolicyWritable");
+  }
+  if (!grant) {
+    return makeCondition(
+        b::kQuotaGranted, api::kConditionFalse, b::kReasonGrantNotExported,
+        "the reuse domain " + inQuotes(domain) + " is in the ledger, but the master's metrics "
+        "do not export its grant (mooncake_tenant_quota_effective_bytes)");
+  }
+  if (*grant == 0) {
+    return makeCondition(
+        b::kQuotaGranted, api::kConditionFalse, b::kReasonZeroGranted,
+        "the master grants the reuse domain " + inQuotes(domain) +
+            " nothing (effectiveQuota 0). Read the pool's CapacityAllocatable: "
+            "NothingToAllocate means no member has mounted yet (a restarted master can take "
+            "about 30 s to remount); otherwise the proportional recut left this domain no "
+            "share");
+  }
+  return makeCondition(b::kQuotaGranted, api::kConditionTrue, b::kReasonGranted,
+                       "the master grants the reuse domain " + inQuotes(domain) + " " +
+                           bytesText(*grant));
+}
 
-  // The phase.
+// The phase (contract §5), from the conditions already set: Deleting, with Releasable's
+// message; Error on the first axis that is not True; Provisioning while an axis has not been
+// observed; Ready, with QuotaObserved's message.
+void setPhase(api::KVCachePoolBinding::Status& status, const BindingFacts& facts) {
   status.phase_message.clear();
-  if (binding.metadata.deleting) {
+  if (facts.binding.metadata.deleting) {
     status.phase = std::string(api::kPhaseDeleting);
     status.phase_message = api::findCondition(status.conditions, b::kReleasable)->message;
-    return status;
+    return;
   }
   std::string absent;
   for (std::string_view axis : {b::kDomainExclusive, b::kQuotaObserved, b::kQuotaGranted}) {
@@ -246,16 +262,53 @@ api::KVCachePoolBinding::Status bindingStatus(const BindingFacts& facts,
     if (condition->status != api::kConditionTrue) {
       status.phase = std::string(api::kPhaseError);
       status.phase_message = condition->message;
-      return status;
+      return;
     }
   }
   if (!absent.empty()) {
     status.phase = std::string(api::kPhaseProvisioning);
     status.phase_message = absent + " has not been observed yet";
-    return status;
+    return;
   }
   status.phase = std::string(api::kPhaseReady);
   status.phase_message = api::findCondition(status.conditions, b::kQuotaObserved)->message;
+}
+
+}  // namespace
+
+bool bindingReleased(const BindingFacts& facts, const MasterReading& reading) {
+  return facts.binding.metadata.deleting && facts.holders.empty() &&
+         !facts.admission_window_closes && entryReleased(facts, reading);
+}
+
+api::KVCachePoolBinding::Status bindingStatus(const BindingFacts& facts,
+                                              const MasterReading& reading,
+                                              std::int64_t generation, std::string_view now) {
+  api::KVCachePoolBinding::Status status = facts.binding.status;  // the figures carry over
+  status.used_by = liveUsers(facts);
+  reportFigures(status, facts, reading);
+
+  // The conditions, in the order they are set (a condition new to the status is appended in
+  // this order). A contested domain is judged by DomainExclusive alone.
+  std::vector<Condition> desired;
+  desired.push_back(domainExclusive(facts));
+  std::optional<Condition> granted;
+  if (!contested(facts)) {
+    desired.push_back(quotaObserved(facts, reading));
+    granted = quotaGranted(facts, reading);
+    if (granted) {
+      desired.push_back(*granted);
+    }
+  }
+  if (facts.binding.metadata.deleting) {
+    desired.push_back(releasable(facts, reading));
+  }
+  std::vector<std::string_view> owned = {b::kDomainExclusive, b::kQuotaObserved, b::kReleasable};
+  if (contested(facts) || granted) {
+    owned.push_back(b::kQuotaGranted);  // carried over untouched otherwise, its stamp included
+  }
+  api::setConditions(status.conditions, desired, owned, generation, now);
+  setPhase(status, facts);
   return status;
 }
 
