@@ -109,6 +109,232 @@ Json unmountHook(int port, std::int64_t grace) {
   return {{"preStop", {{"exec", {{"command", {"python3", "-c", script}}}}}}};
 }
 
+// What a group's member is rendered from, derived once: the image, the port, the transport,
+// and the sizes (whose parse errors name the field).
+struct MemberSettings {
+  std::string image;
+  std::string pull_policy;
+  int port = 0;
+  std::string protocol;
+  bool host_fabric = false;  // rdma or efa: the Pod needs the host's network and devices
+  std::int64_t capacity = 0;
+  std::int64_t buffer = 0;  // 0 without localBufferSize
+};
+
+Result<MemberSettings> memberSettings(const api::KVCacheBackend& backend, int group,
+                                      const StoreInputs& inputs) {
+  const api::MemberGroup& g = backend.spec.members.at(static_cast<std::size_t>(group));
+  const std::string at = "spec.connection.managed.members[" + std::to_string(group) + "]";
+  MemberSettings m;
+  KVC_ASSIGN_OR_RETURN(m.image, storeImage(backend, group, inputs));
+  m.pull_policy = pullPolicyFor(backend, m.image);
+  m.port = kMemberBasePort + group;
+  m.protocol = groupProtocol(backend, group);
+  m.host_fabric = m.protocol == "rdma" || m.protocol == "efa";
+  KVC_ASSIGN_OR_RETURN(m.capacity, bytesOf(g.capacity_per_member, at + ".capacityPerMember"));
+  if (g.local_buffer_size) {
+    KVC_ASSIGN_OR_RETURN(m.buffer, bytesOf(*g.local_buffer_size, at + ".localBufferSize"));
+  }
+  return m;
+}
+
+// The arguments of `kvcache store member`: after `--`, the store's own command line. Group i
+// listens on kMemberBasePort + i (the first on the store's default, so no flag); extraArgs
+// become -D flags, their leading dashes dropped.
+Json memberArgs(const api::MemberGroup& g, int group, const MemberSettings& m) {
+  Json args = Json::array({"--", "mc_store_rest_server"});
+  if (group > 0) {
+    args.push_back("--port");
+    args.push_back(std::to_string(m.port));
+  }
+  for (const std::string& entry : g.extra_args) {
+    args.push_back("-D");
+    args.push_back(entry.substr(std::min(entry.find_first_not_of('-'), entry.size())));
+  }
+  return args;
+}
+
+// The member's environment, in the contract's order (the hash depends on it): the master and
+// transport, the device masks of a host-memory member (so a GPU runtime does not hand it GPUs),
+// the sizes, the disk tier, then extraEnv as declared.
+Json memberEnv(const api::KVCacheBackend& backend, const api::MemberGroup& g,
+               const StoreInputs& inputs, const MemberSettings& m) {
+  Json env = Json::array();
+  env.push_back(plain("MOONCAKE_TE_META_DATA_SERVER", "P2PHANDSHAKE"));
+  env.push_back(plain("MOONCAKE_MASTER", memberMasterAddress(backend, inputs)));
+  env.push_back(plain("MOONCAKE_PROTOCOL", m.protocol));
+  env.push_back({{"name", "MOONCAKE_LOCAL_HOSTNAME"},
+                 {"valueFrom",
+                  {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", "status.podIP"}}}}}});
+  env.push_back(plain("MC_TE_METRIC", "1"));
+  if (g.medium != "VRAM") {
+    for (const char* name : {"AMD_VISIBLE_DEVICES", "CAMBRICON_VISIBLE_DEVICES",
+                             "IX_VISIBLE_DEVICES", "MTHREADS_VISIBLE_DEVICES",
+                             "NVIDIA_VISIBLE_DEVICES"}) {
+      env.push_back(plain(name, "void"));
+    }
+  }
+  if (m.capacity > 0) {
+    env.push_back(plain("MOONCAKE_GLOBAL_SEGMENT_SIZE", std::to_string(m.capacity)));
+  }
+  if (m.buffer > 0) {
+    env.push_back(plain("MOONCAKE_LOCAL_BUFFER_SIZE", std::to_string(m.buffer)));
+  }
+  if (g.local_disk) {
+    tierEnv(env, *g.local_disk);
+  }
+  for (const Json& entry : g.extra_env) {
+    env.push_back(entry);
+  }
+  return env;
+}
+
+// requests.memory is what the member pins in host memory (its segment lives in VRAM for a VRAM
+// group, so only the buffer counts); a fabric transport asks the device plugin for its
+// interfaces. Empty when neither applies.
+Json memberResources(const api::MemberGroup& g, const MemberSettings& m) {
+  const std::int64_t memory = g.medium == "VRAM" ? m.buffer : m.buffer + m.capacity;
+  Json resources = Json::object();
+  if (memory > 0) {
+    resources["requests"] = {{"memory", std::to_string(memory)}};
+  }
+  if (m.host_fabric) {
+    Json limits = Json::object();
+    if (m.protocol == "efa") {
+      limits["vpc.amazonaws.com/efa"] = std::to_string(g.fabric_interface_count);
+    } else if (g.fabric_interface_count > 1) {
+      limits["device.gpustack.ai/rdma"] = std::to_string(g.fabric_interface_count);
+    } else {
+      limits["device.gpustack.ai/rdma.shared"] = "1";
+    }
+    resources["limits"] = std::move(limits);
+  }
+  return resources;
+}
+
+// The declared securityContext, with what a fabric transport needs (pinned memory) added.
+Json memberSecurityContext(const api::MemberGroup& g, const MemberSettings& m) {
+  Json derived_security = Json::object();
+  if (m.host_fabric) {
+    derived_security["capabilities"] = {{"add", {"IPC_LOCK", "SYS_RESOURCE"}}};
+  }
+  return mergedSecurityContext(g.security_context, derived_security);
+}
+
+std::string hostPathVolumeName(std::size_t k) { return "host-path-" + std::to_string(k); }
+
+// The Pod's volumes: the declared hostPaths in order, then the disk tier's directory.
+Json memberVolumes(const api::MemberGroup& g) {
+  Json volumes = Json::array();
+  for (std::size_t k = 0; k < g.host_paths.size(); ++k) {
+    const Json& hp = g.host_paths[k];
+    Json host_path = {{"path", hp.value("path", "")}};
+    if (hp.contains("type") && hp["type"].is_string()) {
+      host_path["type"] = hp["type"];
+    }
+    volumes.push_back({{"name", hostPathVolumeName(k)}, {"hostPath", std::move(host_path)}});
+  }
+  if (g.local_disk) {
+    volumes.push_back({{"name", "local-disk"},
+                       {"hostPath", {{"path", g.local_disk->path}, {"type", "Directory"}}}});
+  }
+  return volumes;
+}
+
+// The member container's mounts of memberVolumes(), in the same order.
+Json memberMounts(const api::MemberGroup& g) {
+  Json mounts = Json::array();
+  for (std::size_t k = 0; k < g.host_paths.size(); ++k) {
+    const Json& hp = g.host_paths[k];
+    Json mount = {{"name", hostPathVolumeName(k)}, {"mountPath", hp.value("mountPath", "")}};
+    if (hp.value("readOnly", false)) {
+      mount["readOnly"] = true;
+    }
+    mounts.push_back(std::move(mount));
+  }
+  if (g.local_disk) {
+    mounts.push_back({{"name", "local-disk"}, {"mountPath", g.local_disk->path}});
+  }
+  return mounts;
+}
+
+// How long a tier member may take to unmount its disk tier before it is killed.
+std::int64_t unmountGrace(const api::KVCacheBackend& backend) {
+  return backend.spec.scale_in_grace_period_seconds.value_or(0);
+}
+
+Json memberContainer(const api::KVCacheBackend& backend, const api::MemberGroup& g, int group,
+                     const StoreInputs& inputs, const MemberSettings& m) {
+  Json container = {{"name", "member"},
+                    {"image", m.image},
+                    {"imagePullPolicy", m.pull_policy},
+                    {"command", {"kvcache", "store", "member"}},
+                    {"args", memberArgs(g, group, m)},
+                    {"env", memberEnv(backend, g, inputs, m)},
+                    {"readinessProbe",
+                     {{"tcpSocket", {{"port", m.port}}}, {"periodSeconds", 5},
+                      {"failureThreshold", 3}}},
+                    {"terminationMessagePolicy", "FallbackToLogsOnError"}};
+  if (Json resources = memberResources(g, m); !resources.empty()) {
+    container["resources"] = std::move(resources);
+  }
+  if (Json security = memberSecurityContext(g, m); !security.empty()) {
+    container["securityContext"] = std::move(security);
+  }
+  if (g.local_disk) {
+    container["lifecycle"] = unmountHook(m.port, unmountGrace(backend));
+  }
+  if (Json mounts = memberMounts(g); !mounts.empty()) {
+    container["volumeMounts"] = std::move(mounts);
+  }
+  return container;
+}
+
+// The disk tier's init container: surveys the tier's directory before the member mounts it.
+Json localDiskSurvey(const api::LocalDisk& disk, const MemberSettings& m) {
+  return {{"name", "local-disk-survey"},
+          {"image", m.image},
+          {"imagePullPolicy", m.pull_policy},
+          // Through `sh -c`, as the seed's Troubleshooting says (the image needs a shell).
+          {"command", {"sh", "-c"}},
+          {"args", {"exec kvcache store survey --path " + shellQuote(disk.path)}},
+          {"terminationMessagePolicy", "File"},
+          {"volumeMounts", {{{"name", "local-disk"}, {"mountPath", disk.path}}}}};
+}
+
+// The Pod spec, keys in a fixed order (the hash depends on it). A tier member's grace period
+// covers its unmount on top of the usual 60 s; a fabric transport runs on the host's network;
+// only an electing backend's members get a token (they resolve the master through the leader's
+// Lease), and the others name kUnelectedServiceAccount explicitly (see there).
+Json memberPodSpec(const api::KVCacheBackend& backend, const api::MemberGroup& g, int group,
+                   const StoreInputs& inputs, const MemberSettings& m) {
+  const bool elect = electing(backend);
+  Json pod_spec = Json::object();
+  pod_spec["nodeSelector"] = g.node_selector;
+  pod_spec["terminationGracePeriodSeconds"] = g.local_disk ? unmountGrace(backend) + 60 : 60;
+  pod_spec["dnsPolicy"] = m.host_fabric ? "ClusterFirstWithHostNet" : "ClusterFirst";
+  if (m.host_fabric) {
+    pod_spec["hostNetwork"] = true;
+  }
+  pod_spec["automountServiceAccountToken"] = elect;
+  pod_spec["serviceAccountName"] =
+      elect ? memberName(backend.metadata.name) : std::string(kUnelectedServiceAccount);
+  if (!backend.spec.image_pull_secrets.empty()) {
+    pod_spec["imagePullSecrets"] = pullSecrets(backend);
+  }
+  if (g.runtime_class_name) {
+    pod_spec["runtimeClassName"] = *g.runtime_class_name;
+  }
+  if (g.local_disk) {
+    pod_spec["initContainers"] = Json::array({localDiskSurvey(*g.local_disk, m)});
+  }
+  pod_spec["containers"] = Json::array({memberContainer(backend, g, group, inputs, m)});
+  if (Json volumes = memberVolumes(g); !volumes.empty()) {
+    pod_spec["volumes"] = std::move(volumes);
+  }
+  return pod_spec;
+}
+
 }  // namespace
 
 std::string podSpecHash(const Json& pod_template) {
@@ -131,162 +357,12 @@ Result<Json> memberDaemonSet(const api::KVCacheBackend& backend, int group,
                              const StoreInputs& inputs) {
   const api::MemberGroup& g = backend.spec.members.at(static_cast<std::size_t>(group));
   const std::string& b = backend.metadata.name;
-  const std::string at = "spec.connection.managed.members[" + std::to_string(group) + "]";
-  KVC_ASSIGN_OR_RETURN(std::string image, storeImage(backend, group, inputs));
-  const std::string pull_policy = pullPolicyFor(backend, image);
-  const bool elect = electing(backend);
-  const int port = kMemberBasePort + group;
-  const std::string protocol = groupProtocol(backend, group);
-  const bool host_fabric = protocol == "rdma" || protocol == "efa";
-  KVC_ASSIGN_OR_RETURN(std::int64_t capacity,
-                       bytesOf(g.capacity_per_member, at + ".capacityPerMember"));
-  std::int64_t buffer = 0;
-  if (g.local_buffer_size) {
-    KVC_ASSIGN_OR_RETURN(buffer, bytesOf(*g.local_buffer_size, at + ".localBufferSize"));
-  }
+  KVC_ASSIGN_OR_RETURN(const MemberSettings m, memberSettings(backend, group, inputs));
 
-  Json args = Json::array({"--", "mc_store_rest_server"});
-  if (group > 0) {
-    args.push_back("--port");
-    args.push_back(std::to_string(port));
-  }
-  for (const std::string& entry : g.extra_args) {
-    args.push_back("-D");
-    args.push_back(entry.substr(std::min(entry.find_first_not_of('-'), entry.size())));
-  }
-
-  Json env = Json::array();
-  env.push_back(plain("MOONCAKE_TE_META_DATA_SERVER", "P2PHANDSHAKE"));
-  env.push_back(plain("MOONCAKE_MASTER", memberMasterAddress(backend, inputs)));
-  env.push_back(plain("MOONCAKE_PROTOCOL", protocol));
-  env.push_back({{"name", "MOONCAKE_LOCAL_HOSTNAME"},
-                 {"valueFrom",
-                  {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", "status.podIP"}}}}}});
-  env.push_back(plain("MC_TE_METRIC", "1"));
-  if (g.medium != "VRAM") {
-    for (const char* name : {"AMD_VISIBLE_DEVICES", "CAMBRICON_VISIBLE_DEVICES",
-                             "IX_VISIBLE_DEVICES", "MTHREADS_VISIBLE_DEVICES",
-                             "NVIDIA_VISIBLE_DEVICES"}) {
-      env.push_back(plain(name, "void"));
-    }
-  }
-  if (capacity > 0) {
-    env.push_back(plain("MOONCAKE_GLOBAL_SEGMENT_SIZE", std::to_string(capacity)));
-  }
-  if (buffer > 0) {
-    env.push_back(plain("MOONCAKE_LOCAL_BUFFER_SIZE", std::to_string(buffer)));
-  }
-  if (g.local_disk) {
-    tierEnv(env, *g.local_disk);
-  }
-  for (const Json& entry : g.extra_env) {
-    env.push_back(entry);
-  }
-
-  const std::int64_t memory = g.medium == "VRAM" ? buffer : buffer + capacity;
-  Json resources = Json::object();
-  if (memory > 0) {
-    resources["requests"] = {{"memory", std::to_string(memory)}};
-  }
-  if (host_fabric) {
-    Json limits = Json::object();
-    if (protocol == "efa") {
-      limits["vpc.amazonaws.com/efa"] = std::to_string(g.fabric_interface_count);
-    } else if (g.fabric_interface_count > 1) {
-      limits["device.gpustack.ai/rdma"] = std::to_string(g.fabric_interface_count);
-    } else {
-      limits["device.gpustack.ai/rdma.shared"] = "1";
-    }
-    resources["limits"] = std::move(limits);
-  }
-
-  Json derived_security = Json::object();
-  if (host_fabric) {
-    derived_security["capabilities"] = {{"add", {"IPC_LOCK", "SYS_RESOURCE"}}};
-  }
-  const Json security = mergedSecurityContext(g.security_context, derived_security);
-
-  Json mounts = Json::array();
-  Json volumes = Json::array();
-  for (std::size_t k = 0; k < g.host_paths.size(); ++k) {
-    const Json& hp = g.host_paths[k];
-    const std::string name = "host-path-" + std::to_string(k);
-    Json host_path = {{"path", hp.value("path", "")}};
-    if (hp.contains("type") && hp["type"].is_string()) {
-      host_path["type"] = hp["type"];
-    }
-    volumes.push_back({{"name", name}, {"hostPath", std::move(host_path)}});
-    Json mount = {{"name", name}, {"mountPath", hp.value("mountPath", "")}};
-    if (hp.value("readOnly", false)) {
-      mount["readOnly"] = true;
-    }
-    mounts.push_back(std::move(mount));
-  }
-
-  Json container = {{"name", "member"},
-                    {"image", image},
-                    {"imagePullPolicy", pull_policy},
-                    {"command", {"kvcache", "store", "member"}},
-                    {"args", std::move(args)},
-                    {"env", std::move(env)},
-                    {"readinessProbe",
-                     {{"tcpSocket", {{"port", port}}}, {"periodSeconds", 5},
-                      {"failureThreshold", 3}}},
-                    {"terminationMessagePolicy", "FallbackToLogsOnError"}};
-  if (!resources.empty()) {
-    container["resources"] = std::move(resources);
-  }
-  if (!security.empty()) {
-    container["securityContext"] = security;
-  }
-
-  Json pod_spec = Json::object();
-  pod_spec["nodeSelector"] = g.node_selector;
-  std::int64_t grace = 60;
-  Json init = Json::array();
-  if (g.local_disk) {
-    const std::int64_t unmount_grace = backend.spec.scale_in_grace_period_seconds.value_or(0);
-    grace = unmount_grace + 60;
-    volumes.push_back(
-        {{"name", "local-disk"}, {"hostPath", {{"path", g.local_disk->path}, {"type", "Directory"}}}});
-    mounts.push_back({{"name", "local-disk"}, {"mountPath", g.local_disk->path}});
-    container["lifecycle"] = unmountHook(port, unmount_grace);
-    init.push_back({{"name", "local-disk-survey"},
-                    {"image", image},
-                    {"imagePullPolicy", pull_policy},
-                    // Through `sh -c`, as the seed's Troubleshooting says (the image needs a shell).
-                    {"command", {"sh", "-c"}},
-                    {"args", {"exec kvcache store survey --path " + shellQuote(g.local_disk->path)}},
-                    {"terminationMessagePolicy", "File"},
-                    {"volumeMounts", {{{"name", "local-disk"}, {"mountPath", g.local_disk->path}}}}});
-  }
-  if (!mounts.empty()) {
-    container["volumeMounts"] = std::move(mounts);
-  }
-  pod_spec["terminationGracePeriodSeconds"] = grace;
-  pod_spec["dnsPolicy"] = host_fabric ? "ClusterFirstWithHostNet" : "ClusterFirst";
-  if (host_fabric) {
-    pod_spec["hostNetwork"] = true;
-  }
-  pod_spec["automountServiceAccountToken"] = elect;
-  pod_spec["serviceAccountName"] = elect ? memberName(b) : std::string(kUnelectedServiceAccount);
-  if (!backend.spec.image_pull_secrets.empty()) {
-    pod_spec["imagePullSecrets"] = pullSecrets(backend);
-  }
-  if (g.runtime_class_name) {
-    pod_spec["runtimeClassName"] = *g.runtime_class_name;
-  }
-  if (!init.empty()) {
-    pod_spec["initContainers"] = std::move(init);
-  }
-  pod_spec["containers"] = Json::array({std::move(container)});
-  if (!volumes.empty()) {
-    pod_spec["volumes"] = std::move(volumes);
-  }
-
+  // The template is hashed as rendered, then stamped with its hash (see podSpecHash).
   const std::string component = memberComponent(group);
   Json pod_template = {{"metadata", {{"labels", objectLabels(b, component)}}},
-                       {"spec", std::move(pod_spec)}};
+                       {"spec", memberPodSpec(backend, g, group, inputs, m)}};
   pod_template["metadata"]["annotations"][std::string(kPodSpecHashAnnotation)] =
       podSpecHash(pod_template);
   return Json{{"apiVersion", "apps/v1"},
