@@ -51,15 +51,9 @@ struct OperatorOptions {
   WebhookOptions webhook;
 };
 
-int runOperator(const OperatorOptions& options) {
-  const LogFormat format =
-      options.log_format == "json" ? LogFormat::JsonLines : LogFormat::Text;
-  if (Status logging = initLogging(options.log_level, format); !logging.ok()) {
-    std::cerr << "kvcache operator: --log-level: " << logging.message() << "\n";
-    return kExitBadInput;
-  }
-  // Informer caches are long-lived: keep the allocator from holding a list's peak.
-  runtime::tuneAllocatorForCaches();
+// The manager's settings from the flags; InvalidArgument naming the flag. Checked before any
+// cluster is reached: bad flags are exit 2 whatever the kubeconfig.
+Result<runtime::ManagerOptions> managerOptions(const OperatorOptions& options) {
   runtime::ManagerOptions manager_options;
   manager_options.namespace_name = options.namespace_name;
   manager_options.lease_name = options.lease_name;
@@ -73,83 +67,68 @@ int runOperator(const OperatorOptions& options) {
         std::tuple{&options.retry_period, "--retry-period", &manager_options.retry_period}}) {
     auto d = internal::parseDuration(*text, flag);
     if (!d.ok()) {
-      std::cerr << "kvcache operator: " << d.status().message() << "\n";
-      return kExitBadInput;
+      return d.status();
     }
     *into = *d;
   }
-  // Refused before any cluster is reached: bad flags are exit 2 whatever the kubeconfig.
   if (Status timing = runtime::validateLeaderElectionTiming(manager_options.lease_duration,
                                                             manager_options.renew_deadline,
                                                             manager_options.retry_period);
       !timing.ok()) {
-    std::cerr << "kvcache operator: --lease-duration, --renew-deadline, --retry-period: "
-              << timing.message() << "\n";
-    return kExitBadInput;
+    return Status(StatusCode::InvalidArgument,
+                  "--lease-duration, --renew-deadline, --retry-period: " + timing.message());
   }
+  return manager_options;
+}
 
-  if (Status certs = validateCertificateOptions(options.webhook); !certs.ok()) {
-    std::cerr << "kvcache operator: " << certs.message() << "\n";
-    return kExitBadInput;
-  }
-
+Result<kube::ClientPtr> clusterClient(const OperatorOptions& options) {
   kube::LoadOptions load;
   load.context = options.context;
   auto config = kube::loadDefaultConfig(options.kubeconfig, load);
   if (!config.ok()) {
-    std::cerr << "kvcache operator: " << config.status().message() << "\n";
-    return kExitFailure;
+    return config.status();
   }
-  auto client = kube::Client::create(*config);
-  if (!client.ok()) {
-    std::cerr << "kvcache operator: " << client.status().message() << "\n";
-    return kExitFailure;
-  }
+  return kube::Client::create(*config);
+}
 
-  // Signals are blocked before the manager starts any thread.
-  internal::SignalStopper signals;
-  auto manager = runtime::Manager::create(*client, manager_options);
-  if (!manager.ok()) {
-    std::cerr << "kvcache operator: " << manager.status().message() << "\n";
-    return kExitBadInput;
-  }
-  runtime::Manager& m = **manager;
-
-  // The controllers run on the Lease holder.
+// What the controllers watch and how many workers each runs (they run on the Lease holder).
+controllers::ControllerSetup controllerSetup(const OperatorOptions& options) {
   controllers::ControllerSetup setup;
   setup.selector = options.selector;
   setup.watch_namespace = options.watch_namespace;
   setup.operator_namespace = options.namespace_name;
   setup.workers = options.workers;
-  if (Status added = controllers::addControllers(m, std::move(setup)); !added.ok()) {
-    std::cerr << "kvcache operator: " << added.message() << "\n";
-    return kExitBadInput;
-  }
+  return setup;
+}
 
-  // The self-managed certificate: the files must exist before the server starts.
-  std::stop_source stop;
-  signals.watch(stop);
-  WebhookOptions webhook_options = options.webhook;
-  std::unique_ptr<webhook::CertificateKeeper> certificates;
-  if (!webhook_options.cert_secret.empty() && webhook_options.port != 0) {
-    webhook::CertificateKeeperOptions keeper;
-    keeper.namespace_name = options.namespace_name;
-    keeper.secret_name = webhook_options.cert_secret;
-    keeper.service_name = webhook_options.service;
-    keeper.webhook_configurations = webhook_options.configurations;
-    keeper.cert_dir = webhook_options.cert_dir;
-    certificates = std::make_unique<webhook::CertificateKeeper>(*client, std::move(keeper));
-    if (Status ready = certificates->syncUntilReady(stop.get_token(), std::chrono::minutes(2));
-        !ready.ok()) {
-      std::cerr << "kvcache operator: webhook certificate: " << ready.message() << "\n";
-      return kExitFailure;
-    }
-    webhook_options.cert_file = certificates->certFile();
-    webhook_options.key_file = certificates->keyFile();
-    certificates->start();
+// The self-managed webhook certificate (--webhook-cert-secret): issued or read from its Secret
+// and written to disk before this returns, because the webhook server reads the files when it
+// starts; then kept fresh in the background. nullptr when the certificate is not self-managed
+// (or the webhooks are off).
+Result<std::unique_ptr<webhook::CertificateKeeper>> keepCertificate(
+    const OperatorOptions& options, const kube::ClientPtr& client, std::stop_token stop) {
+  const WebhookOptions& webhook_options = options.webhook;
+  if (webhook_options.cert_secret.empty() || webhook_options.port == 0) {
+    return std::unique_ptr<webhook::CertificateKeeper>();
   }
+  webhook::CertificateKeeperOptions keeper;
+  keeper.namespace_name = options.namespace_name;
+  keeper.secret_name = webhook_options.cert_secret;
+  keeper.service_name = webhook_options.service;
+  keeper.webhook_configurations = webhook_options.configurations;
+  keeper.cert_dir = webhook_options.cert_dir;
+  auto certificates = std::make_unique<webhook::CertificateKeeper>(client, std::move(keeper));
+  if (Status ready = certificates->syncUntilReady(stop, std::chrono::minutes(2)); !ready.ok()) {
+    return ready;
+  }
+  certificates->start();
+  return certificates;
+}
 
-  // The webhooks serve on every replica, leader or not.
+// Serves the webhooks (on every replica, leader or not) and runs the manager until a signal;
+// then stops the webhooks, then the certificate keeper.
+int serveUntilStopped(runtime::Manager& m, const WebhookOptions& webhook_options,
+                      webhook::CertificateKeeper* certificates, std::stop_token stop) {
   auto webhooks = WebhookRunner::create(m, webhook_options);
   if (!webhooks.ok()) {
     std::cerr << "kvcache operator: " << webhooks.status().message() << "\n";
@@ -160,9 +139,9 @@ int runOperator(const OperatorOptions& options) {
     return kExitFailure;
   }
 
-  const Status result = m.run(stop.get_token());
+  const Status result = m.run(stop);
   (*webhooks)->stop();
-  if (certificates) {
+  if (certificates != nullptr) {
     certificates->stop();
   }
   if (!result.ok()) {
@@ -170,6 +149,61 @@ int runOperator(const OperatorOptions& options) {
     return kExitFailure;
   }
   return kExitOk;
+}
+
+// Flags are checked first (exit 2), then the cluster is reached (exit 1); the steps that
+// follow each say how they fail.
+int runOperator(const OperatorOptions& options) {
+  const LogFormat format =
+      options.log_format == "json" ? LogFormat::JsonLines : LogFormat::Text;
+  if (Status logging = initLogging(options.log_level, format); !logging.ok()) {
+    std::cerr << "kvcache operator: --log-level: " << logging.message() << "\n";
+    return kExitBadInput;
+  }
+  // Informer caches are long-lived: keep the allocator from holding a list's peak.
+  runtime::tuneAllocatorForCaches();
+  auto manager_options = managerOptions(options);
+  if (!manager_options.ok()) {
+    std::cerr << "kvcache operator: " << manager_options.status().message() << "\n";
+    return kExitBadInput;
+  }
+  if (Status certs = validateCertificateOptions(options.webhook); !certs.ok()) {
+    std::cerr << "kvcache operator: " << certs.message() << "\n";
+    return kExitBadInput;
+  }
+  auto client = clusterClient(options);
+  if (!client.ok()) {
+    std::cerr << "kvcache operator: " << client.status().message() << "\n";
+    return kExitFailure;
+  }
+
+  // Signals are blocked before the manager starts any thread.
+  internal::SignalStopper signals;
+  auto manager = runtime::Manager::create(*client, *manager_options);
+  if (!manager.ok()) {
+    std::cerr << "kvcache operator: " << manager.status().message() << "\n";
+    return kExitBadInput;
+  }
+  runtime::Manager& m = **manager;
+  if (Status added = controllers::addControllers(m, controllerSetup(options)); !added.ok()) {
+    std::cerr << "kvcache operator: " << added.message() << "\n";
+    return kExitBadInput;
+  }
+
+  std::stop_source stop;
+  signals.watch(stop);
+  auto certificates = keepCertificate(options, *client, stop.get_token());
+  if (!certificates.ok()) {
+    std::cerr << "kvcache operator: webhook certificate: " << certificates.status().message()
+              << "\n";
+    return kExitFailure;
+  }
+  WebhookOptions webhook_options = options.webhook;
+  if (*certificates) {
+    webhook_options.cert_file = (*certificates)->certFile();
+    webhook_options.key_file = (*certificates)->keyFile();
+  }
+  return serveUntilStopped(m, webhook_options, certificates->get(), stop.get_token());
 }
 
 }  // namespace

@@ -110,99 +110,183 @@ std::string advertisedAddress(const LeaderOptions& options) {
   return (ip.find(':') != std::string::npos ? "[" + ip + "]" : ip) + ":" + port;
 }
 
-int runLeader(const LeaderOptions& options) {
-  if (Status logging = initLogging(options.log_level); !logging.ok()) {
-    std::cerr << "kvcache store leader: --log-level: " << logging.message() << "\n";
-    return kExitBadInput;
-  }
+// What the flags come to, checked before anything starts.
+struct LeaderSettings {
+  Clock::Duration lease_duration{};
+  Clock::Duration renew_deadline{};
+  Clock::Duration retry_period{};
+  std::chrono::milliseconds grace{};  // --stop-grace
+  std::string lease_ns;               // empty without --lease
+  std::string lease_name;
+  runtime::ListenAddress listen;  // --health-address
+};
+
+// The flags, checked in the order they are documented; InvalidArgument naming the flag. A bad
+// flag exits 2 with nothing started (no thread, no listener, no master).
+Result<LeaderSettings> leaderSettings(const LeaderOptions& options) {
+  auto bad = [](std::string message) {
+    return Status(StatusCode::InvalidArgument, std::move(message));
+  };
   if (options.command.empty()) {
-    std::cerr << "kvcache store leader: no master command: give it after `--`, e.g. "
-                 "`kvcache store leader -- mooncake_master -rpc_port=50051`\n";
-    return kExitBadInput;
+    return bad("no master command: give it after `--`, e.g. "
+               "`kvcache store leader -- mooncake_master -rpc_port=50051`");
   }
-  Clock::Duration lease_duration{}, renew_deadline{}, retry_period{}, grace{};
+  LeaderSettings settings;
+  Clock::Duration grace{};
   for (auto [text, flag, into] :
-       {std::tuple{&options.lease_duration, "--lease-duration", &lease_duration},
-        std::tuple{&options.renew_deadline, "--renew-deadline", &renew_deadline},
-        std::tuple{&options.retry_period, "--retry-period", &retry_period},
+       {std::tuple{&options.lease_duration, "--lease-duration", &settings.lease_duration},
+        std::tuple{&options.renew_deadline, "--renew-deadline", &settings.renew_deadline},
+        std::tuple{&options.retry_period, "--retry-period", &settings.retry_period},
         std::tuple{&options.stop_grace, "--stop-grace", &grace}}) {
     auto d = internal::parseDuration(*text, flag);
     if (!d.ok()) {
-      std::cerr << "kvcache store leader: " << d.status().message() << "\n";
-      return kExitBadInput;
+      return bad(d.status().message());
     }
     *into = *d;
   }
-  std::string lease_ns, lease_name;
+  settings.grace = std::chrono::duration_cast<std::chrono::milliseconds>(grace);
   if (!options.lease.empty()) {
     const auto slash = options.lease.find('/');
     if (slash == std::string::npos || slash == 0 || slash + 1 == options.lease.size()) {
-      std::cerr << "kvcache store leader: --lease: \"" << options.lease
-                << "\" must be NAMESPACE/NAME (the Lease <backend>-leader)\n";
-      return kExitBadInput;
+      return bad("--lease: \"" + options.lease +
+                 "\" must be NAMESPACE/NAME (the Lease <backend>-leader)");
     }
-    lease_ns = options.lease.substr(0, slash);
-    lease_name = options.lease.substr(slash + 1);
-    if (Status timing =
-            runtime::validateLeaderElectionTiming(lease_duration, renew_deadline, retry_period);
+    settings.lease_ns = options.lease.substr(0, slash);
+    settings.lease_name = options.lease.substr(slash + 1);
+    if (Status timing = runtime::validateLeaderElectionTiming(
+            settings.lease_duration, settings.renew_deadline, settings.retry_period);
         !timing.ok()) {
-      std::cerr << "kvcache store leader: --lease-duration, --renew-deadline, --retry-period: "
-                << timing.message() << "\n";
-      return kExitBadInput;
+      return bad("--lease-duration, --renew-deadline, --retry-period: " + timing.message());
     }
   }
   auto listen = runtime::parseListenAddress(options.health_address);
   if (!listen.ok()) {
-    std::cerr << "kvcache store leader: --health-address: " << listen.status().message() << "\n";
-    return kExitBadInput;
+    return bad("--health-address: " + listen.status().message());
   }
+  settings.listen = *listen;
+  return settings;
+}
 
-  internal::SignalStopper signals;  // before any thread starts
-  std::stop_source stop;
-  signals.watch(stop);
-  const auto grace_ms = std::chrono::duration_cast<std::chrono::milliseconds>(grace);
+// What /healthz reads, and the elector it asks. It outlives the health server (declared before
+// it), so a probe answered while the election ends never reads a destroyed elector.
+struct LeaderHealth {
   std::atomic<bool> master_running{false};
   std::unique_ptr<runtime::LeaderElector> elector;
-  std::atomic<runtime::LeaderElector*> campaigning{nullptr};  // what /healthz reads
+  std::atomic<runtime::LeaderElector*> campaigning{nullptr};  // set while campaigning
+};
 
-  std::unique_ptr<runtime::HttpServer> health;
-  if (listen->port >= 0) {
-    auto server = runtime::HttpServer::create(*listen, [&](const runtime::HttpServerRequest&) {
-      runtime::LeaderElector* candidate = campaigning.load();
-      if (candidate != nullptr) {
-        if (Status ok = candidate->check(std::chrono::seconds(20)); !ok.ok()) {
-          return runtime::HttpServerResponse{500, "text/plain; charset=utf-8",
-                                             ok.message() + "\n"};
-        }
+// Starts /healthz (nullptr with --health-address 0). It answers 200 for a standby too: the
+// liveness probe must not restart a launcher only because another Pod holds the Lease; it
+// answers 500 when the elector believes it leads but has not renewed for the lease duration
+// plus 20 s (a wedged renew loop; LeaderElector::check).
+Result<std::unique_ptr<runtime::HttpServer>> startHealth(const runtime::ListenAddress& listen,
+                                                         LeaderHealth& state) {
+  if (listen.port < 0) {
+    return std::unique_ptr<runtime::HttpServer>();
+  }
+  auto server = runtime::HttpServer::create(listen, [&state](const runtime::HttpServerRequest&) {
+    runtime::LeaderElector* candidate = state.campaigning.load();
+    if (candidate != nullptr) {
+      if (Status ok = candidate->check(std::chrono::seconds(20)); !ok.ok()) {
+        return runtime::HttpServerResponse{500, "text/plain; charset=utf-8", ok.message() + "\n"};
       }
-      const bool leading = candidate == nullptr || candidate->isLeader();
-      return runtime::HttpServerResponse{
-          200, "text/plain; charset=utf-8",
-          std::string(leading ? (master_running ? "ok: leader, master running\n"
-                                                : "ok: leader, master starting\n")
-                              : "ok: standby\n")};
-    });
-    if (!server.ok()) {
-      std::cerr << "kvcache store leader: --health-address: " << server.status().message()
-                << "\n";
-      return kExitBadInput;
     }
-    health = std::move(*server);
-    health->start();
-    spdlog::info("store leader: liveness on http://{}/healthz", health->address());
+    const bool leading = candidate == nullptr || candidate->isLeader();
+    return runtime::HttpServerResponse{
+        200, "text/plain; charset=utf-8",
+        std::string(leading ? (state.master_running ? "ok: leader, master running\n"
+                                                    : "ok: leader, master starting\n")
+                            : "ok: standby\n")};
+  });
+  if (!server.ok()) {
+    return server.status();
   }
+  (*server)->start();
+  spdlog::info("store leader: liveness on http://{}/healthz", (*server)->address());
+  return std::move(*server);
+}
 
-  if (options.lease.empty()) {
-    spdlog::info("store leader: no election (electionBackend None): running the master");
-    return superviseMaster(options.command, stop.get_token(), grace_ms, master_running);
-  }
-
+// The cluster client the election uses; the message says which step failed.
+Result<kube::ClientPtr> clusterClient(const LeaderOptions& options) {
   auto config = kube::loadDefaultConfig(options.kubeconfig);
   if (!config.ok()) {
-    std::cerr << "kvcache store leader: --kubeconfig: " << config.status().message() << "\n";
-    return kExitFailure;
+    return Status(config.status().code(), "--kubeconfig: " + config.status().message());
   }
-  auto client = kube::Client::create(*config);
+  return kube::Client::create(*config);
+}
+
+// What the election's callbacks tell the main thread.
+struct Campaign {
+  std::atomic<bool> leading{false};
+  std::atomic<bool> lost{false};
+  // The master runs until a signal, a lost Lease or its own exit, whichever comes first.
+  std::stop_source master_stop;
+};
+
+// The election: the Lease carries this master's address for Lease-addressed members; winning
+// lets the main thread start the master, losing stops it.
+runtime::LeaderElectionConfig electionConfig(const LeaderOptions& options,
+                                             const LeaderSettings& settings,
+                                             const kube::ClientPtr& client,
+                                             const std::string& identity, Campaign& campaign) {
+  runtime::LeaderElectionConfig election;
+  const std::string advertised = advertisedAddress(options);
+  Json holder_annotations = Json::object();
+  if (!advertised.empty()) {
+    holder_annotations[std::string(policy::kMasterAddressAnnotation)] = advertised;
+  } else {
+    spdlog::warn("store leader: no --advertise-address and no KUBERNETES_POD_IP: Lease-addressed "
+                 "members cannot find this master");
+  }
+  election.lock = std::make_shared<runtime::KubeLeaseLock>(
+      client, settings.lease_ns, settings.lease_name, identity, holder_annotations);
+  election.lease_duration = settings.lease_duration;
+  election.renew_deadline = settings.renew_deadline;
+  election.retry_period = settings.retry_period;
+  election.name = settings.lease_name;
+  election.callbacks.on_started_leading = [&campaign] { campaign.leading = true; };
+  election.callbacks.on_stopped_leading = [&campaign] {
+    campaign.lost = true;
+    campaign.master_stop.request_stop();
+  };
+  election.callbacks.on_new_leader = [lease_ns = settings.lease_ns,
+                                      lease_name = settings.lease_name](const std::string& holder) {
+    spdlog::info("store leader: Lease {}/{} is held by {}", lease_ns, lease_name,
+                 holder.empty() ? "nobody" : holder);
+  };
+  return election;
+}
+
+// Standby until the Lease is won (or a signal comes); then the master, labelled leader, until a
+// signal, a lost Lease or its own exit. A lost Lease exits 1 so that the container restarts as a
+// standby; a signal exits 0.
+int leadOnceElected(const LeaderOptions& options, const LeaderSettings& settings,
+                    const std::stop_source& stop, const kube::ClientPtr& client,
+                    Campaign& campaign, std::atomic<bool>& master_running) {
+  while (!campaign.leading && !campaign.lost && !stop.stop_requested()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  int code = kExitOk;
+  if (campaign.leading && !campaign.lost && !stop.stop_requested()) {
+    labelOwnPod(client, std::string("leader"));
+    code = superviseMaster(options.command, campaign.master_stop.get_token(), settings.grace,
+                           master_running);
+    if (campaign.lost && !stop.stop_requested()) {
+      spdlog::error("store leader: lost the Lease {}/{}: master stopped; exiting to restart "
+                    "as a standby",
+                    settings.lease_ns, settings.lease_name);
+      code = kExitFailure;
+    }
+  }
+  return code;
+}
+
+// With --lease: connect, campaign, and run the master only while holding the Lease. The
+// elector goes into `state` (which outlives the health server); the campaign thread is joined
+// before this returns.
+int campaignAndLead(const LeaderOptions& options, const LeaderSettings& settings,
+                    const std::stop_source& stop, LeaderHealth& state) {
+  auto client = clusterClient(options);
   if (!client.ok()) {
     std::cerr << "kvcache store leader: " << client.status().message() << "\n";
     return kExitFailure;
@@ -217,69 +301,61 @@ int runLeader(const LeaderOptions& options) {
   }
   labelOwnPod(*client, nullptr);  // a restarted former leader is a standby until it wins again
 
-  std::atomic<bool> leading{false};
-  std::atomic<bool> lost{false};
-  // The master runs until a signal, a lost Lease or its own exit, whichever comes first.
-  std::stop_source master_stop;
-  const std::stop_callback on_signal(stop.get_token(), [&] { master_stop.request_stop(); });
-  runtime::LeaderElectionConfig election;
-  const std::string advertised = advertisedAddress(options);
-  Json holder_annotations = Json::object();
-  if (!advertised.empty()) {
-    holder_annotations[std::string(policy::kMasterAddressAnnotation)] = advertised;
-  } else {
-    spdlog::warn("store leader: no --advertise-address and no KUBERNETES_POD_IP: Lease-addressed "
-                 "members cannot find this master");
-  }
-  election.lock = std::make_shared<runtime::KubeLeaseLock>(*client, lease_ns, lease_name,
-                                                           identity, holder_annotations);
-  election.lease_duration = lease_duration;
-  election.renew_deadline = renew_deadline;
-  election.retry_period = retry_period;
-  election.name = lease_name;
-  election.callbacks.on_started_leading = [&] { leading = true; };
-  election.callbacks.on_stopped_leading = [&] {
-    lost = true;
-    master_stop.request_stop();
-  };
-  election.callbacks.on_new_leader = [&](const std::string& holder) {
-    spdlog::info("store leader: Lease {}/{} is held by {}", lease_ns, lease_name,
-                 holder.empty() ? "nobody" : holder);
-  };
-  auto created = runtime::LeaderElector::create(std::move(election));
+  Campaign campaign;
+  const std::stop_callback on_signal(stop.get_token(),
+                                     [&campaign] { campaign.master_stop.request_stop(); });
+  auto created = runtime::LeaderElector::create(
+      electionConfig(options, settings, *client, identity, campaign));
   if (!created.ok()) {
     std::cerr << "kvcache store leader: " << created.status().message() << "\n";
     return kExitBadInput;
   }
-  elector = std::move(*created);
-  campaigning = elector.get();
-  spdlog::info("store leader: {} campaigning for Lease {}/{}", identity, lease_ns, lease_name);
+  state.elector = std::move(*created);
+  state.campaigning = state.elector.get();
+  spdlog::info("store leader: {} campaigning for Lease {}/{}", identity, settings.lease_ns,
+               settings.lease_name);
   std::stop_source election_stop;
-  std::jthread campaign([&](std::stop_token) { elector->run(election_stop.get_token()); });
+  std::jthread thread([&](std::stop_token) { state.elector->run(election_stop.get_token()); });
 
-  // Standby until the Lease is won (or a signal comes).
-  while (!leading && !lost && !stop.stop_requested()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  int code = kExitOk;
-  if (leading && !lost && !stop.stop_requested()) {
-    labelOwnPod(*client, std::string("leader"));
-    code = superviseMaster(options.command, master_stop.get_token(), grace_ms, master_running);
-    if (lost && !stop.stop_requested()) {
-      spdlog::error("store leader: lost the Lease {}/{}: master stopped; exiting to restart "
-                    "as a standby",
-                    lease_ns, lease_name);
-      code = kExitFailure;
-    }
-  }
+  const int code =
+      leadOnceElected(options, settings, stop, *client, campaign, state.master_running);
   // Releasing the Lease lets a standby take over after one retry rather than a lease duration.
   election_stop.request_stop();
-  campaign.join();
-  campaigning = nullptr;
-  if (leading) {
+  thread.join();
+  state.campaigning = nullptr;
+  if (campaign.leading) {
     labelOwnPod(*client, nullptr);
   }
   return code;
+}
+
+int runLeader(const LeaderOptions& options) {
+  if (Status logging = initLogging(options.log_level); !logging.ok()) {
+    std::cerr << "kvcache store leader: --log-level: " << logging.message() << "\n";
+    return kExitBadInput;
+  }
+  auto settings = leaderSettings(options);
+  if (!settings.ok()) {
+    std::cerr << "kvcache store leader: " << settings.status().message() << "\n";
+    return kExitBadInput;
+  }
+
+  internal::SignalStopper signals;  // before any thread starts
+  std::stop_source stop;
+  signals.watch(stop);
+  LeaderHealth state;  // before the health server, which reads it
+  auto health = startHealth(settings->listen, state);
+  if (!health.ok()) {
+    std::cerr << "kvcache store leader: --health-address: " << health.status().message() << "\n";
+    return kExitBadInput;
+  }
+
+  if (options.lease.empty()) {
+    spdlog::info("store leader: no election (electionBackend None): running the master");
+    return superviseMaster(options.command, stop.get_token(), settings->grace,
+                           state.master_running);
+  }
+  return campaignAndLead(options, *settings, stop, state);
 }
 
 }  // namespace
