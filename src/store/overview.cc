@@ -90,13 +90,9 @@ Json optionalJson(const std::optional<std::int64_t>& value) {
   return value ? Json(*value) : Json(nullptr);
 }
 
-}  // namespace
-
-std::string renderOverviewTable(const StoreOverview& overview) {
-  std::string out;
+// The head of the table: the master's health, then its capacity from the metrics.
+std::vector<std::vector<std::string>> headRows(const StoreOverview& overview) {
   std::vector<std::vector<std::string>> head;
-
-  // Master.
   if (overview.health.ok()) {
     const Health& health = *overview.health;
     std::string state = health.service_ready ? "serving (service_ready)" : "NOT READY";
@@ -108,102 +104,116 @@ std::string renderOverviewTable(const StoreOverview& overview) {
                     "UNREADABLE: " + overview.health.error().message()});
   }
 
-  // Capacity from the metrics.
-  if (overview.metrics.ok()) {
-    const StoreMetrics& m = *overview.metrics;
-    std::string capacity = figure(m.total_capacity_bytes) + " total";
-    if (m.total_capacity_bytes) {
-      capacity += " (" + std::to_string(*m.total_capacity_bytes) + " B)";
-    }
-    capacity += ", " + figure(m.allocated_bytes) + " used";
-    if (m.active_clients) {
-      capacity += ", " + std::to_string(*m.active_clients) + " clients";
-    }
-    if (m.key_count) {
-      capacity += ", " + std::to_string(*m.key_count) + " keys";
-    }
-    head.push_back({"Memory", "", capacity});
-    if (m.total_file_capacity_bytes.value_or(0) > 0) {
-      head.push_back({"Disk tier", "",
-                      figure(m.total_file_capacity_bytes) + " total, " +
-                          figure(m.allocated_file_size_bytes) + " used"});
-    }
-    if (m.allocatable_capacity_bytes) {
-      head.push_back({"Allocatable", "",
-                      humanBytes(*m.allocatable_capacity_bytes) + " for tenant quotas (" +
-                          std::to_string(*m.allocatable_capacity_bytes) + " B)"});
-    }
-  } else {
+  if (!overview.metrics.ok()) {
     head.push_back({"Metrics", "", "UNREADABLE: " + overview.metrics.error().message()});
+    return head;
   }
-  out += renderColumns(head);
-
-  // Members.
-  out += "\n";
-  if (overview.segments.ok()) {
-    const SegmentListing& listing = *overview.segments;
-    out += "MEMBERS: " + std::to_string(listing.segments.size()) + " segment(s), " +
-           humanBytes(listing.capacityBytes()) + " mounted, " +
-           humanBytes(listing.usedBytes()) + " allocated\n";
-    if (!listing.segments.empty()) {
-      std::vector<std::vector<std::string>> rows = {
-          {"SEGMENT", "STATUS", "PROTOCOL", "SIZE", "USED", "TRANSFER ENDPOINT", "CLIENT"}};
-      for (const Segment& s : listing.segments) {
-        rows.push_back({s.segment_name, s.status, s.protocol, humanBytes(s.size_bytes),
-                        figure(s.allocator_used_bytes), s.te_endpoint, s.client_id});
-      }
-      out += renderColumns(rows);
-    }
-  } else {
-    out += "MEMBERS: unreadable: " + overview.segments.error().message() + "\n";
+  const StoreMetrics& m = *overview.metrics;
+  std::string capacity = figure(m.total_capacity_bytes) + " total";
+  if (m.total_capacity_bytes) {
+    capacity += " (" + std::to_string(*m.total_capacity_bytes) + " B)";
   }
+  capacity += ", " + figure(m.allocated_bytes) + " used";
+  if (m.active_clients) {
+    capacity += ", " + std::to_string(*m.active_clients) + " clients";
+  }
+  if (m.key_count) {
+    capacity += ", " + std::to_string(*m.key_count) + " keys";
+  }
+  head.push_back({"Memory", "", capacity});
+  if (m.total_file_capacity_bytes.value_or(0) > 0) {
+    head.push_back({"Disk tier", "",
+                    figure(m.total_file_capacity_bytes) + " total, " +
+                        figure(m.allocated_file_size_bytes) + " used"});
+  }
+  if (m.allocatable_capacity_bytes) {
+    head.push_back({"Allocatable", "",
+                    humanBytes(*m.allocatable_capacity_bytes) + " for tenant quotas (" +
+                        std::to_string(*m.allocatable_capacity_bytes) + " B)"});
+  }
+  return head;
+}
 
-  // Ledger.
-  out += "\n";
-  if (overview.ledger.ok()) {
-    const auto& tenants = *overview.ledger;
-    std::int64_t requested = 0;
-    std::int64_t granted = 0;
-    bool charged = false;
-    for (const TenantQuota& t : tenants) {
-      if (t.has_explicit_policy) {
-        requested += t.requested_quota_bytes;
-      }
-      granted += t.effective_quota_bytes;
-      charged = charged || (!t.used_bytes && t.charged_bytes);
+// MEMBERS: the mounted segments, one row each.
+std::string membersSection(const StoreOverview& overview) {
+  if (!overview.segments.ok()) {
+    return "MEMBERS: unreadable: " + overview.segments.error().message() + "\n";
+  }
+  const SegmentListing& listing = *overview.segments;
+  std::string out = "MEMBERS: " + std::to_string(listing.segments.size()) + " segment(s), " +
+                    humanBytes(listing.capacityBytes()) + " mounted, " +
+                    humanBytes(listing.usedBytes()) + " allocated\n";
+  if (!listing.segments.empty()) {
+    std::vector<std::vector<std::string>> rows = {
+        {"SEGMENT", "STATUS", "PROTOCOL", "SIZE", "USED", "TRANSFER ENDPOINT", "CLIENT"}};
+    for (const Segment& s : listing.segments) {
+      rows.push_back({s.segment_name, s.status, s.protocol, humanBytes(s.size_bytes),
+                      figure(s.allocator_used_bytes), s.te_endpoint, s.client_id});
     }
-    out += "TENANT LEDGER: " + std::to_string(tenants.size()) + " tenant(s), " +
-           humanBytes(requested) + " requested, " + humanBytes(granted) + " granted";
-    if (overview.metrics.ok() && overview.metrics->allocatable_capacity_bytes &&
-        requested > *overview.metrics->allocatable_capacity_bytes) {
-      out += " (requests exceed the capacity: grants are cut in proportion)";
-    }
-    out += "\n";
-    if (!tenants.empty()) {
-      std::vector<std::vector<std::string>> rows = {
-          {"TENANT", "REQUESTED", "GRANTED", charged ? "USAGE (incl. in-flight)" : "USAGE",
-           "POLICY", "STATE"}};
-      for (const TenantQuota& t : tenants) {
-        std::string state;
-        if (t.over_quota) {
-          state = "over quota";
-        }
-        if (t.admission_closed.value_or(false)) {
-          state += state.empty() ? "admission closed" : ", admission closed";
-        }
-        rows.push_back({t.tenant_id, humanBytes(t.requested_quota_bytes),
-                        humanBytes(t.effective_quota_bytes), figure(t.occupancyBytes()),
-                        t.has_explicit_policy ? "explicit" : "none (orphan)", state});
-      }
-      out += renderColumns(rows);
-    }
-  } else if (overview.ledger.is(StoreErrorKind::MultiTenancyDisabled)) {
-    out += "TENANT LEDGER: multi-tenancy is disabled on this master (409, error_code -1011): "
-           "every client writes as tenant \"default\" and no quota is enforced\n";
-  } else {
-    out += "TENANT LEDGER: unreadable: " + overview.ledger.error().message() + "\n";
+    out += renderColumns(rows);
   }
   return out;
+}
+
+// One tenant's STATE cell: "over quota", "admission closed", both, or empty.
+std::string tenantState(const TenantQuota& t) {
+  std::string state;
+  if (t.over_quota) {
+    state = "over quota";
+  }
+  if (t.admission_closed.value_or(false)) {
+    state += state.empty() ? "admission closed" : ", admission closed";
+  }
+  return state;
+}
+
+// TENANT LEDGER: the totals (flagging requests past the allocatable capacity, which the store
+// recuts in proportion), then one row per tenant.
+std::string ledgerSection(const StoreOverview& overview) {
+  if (overview.ledger.is(StoreErrorKind::MultiTenancyDisabled)) {
+    return "TENANT LEDGER: multi-tenancy is disabled on this master (409, error_code -1011): "
+           "every client writes as tenant \"default\" and no quota is enforced\n";
+  }
+  if (!overview.ledger.ok()) {
+    return "TENANT LEDGER: unreadable: " + overview.ledger.error().message() + "\n";
+  }
+  const auto& tenants = *overview.ledger;
+  std::int64_t requested = 0;
+  std::int64_t granted = 0;
+  bool charged = false;
+  for (const TenantQuota& t : tenants) {
+    if (t.has_explicit_policy) {
+      requested += t.requested_quota_bytes;
+    }
+    granted += t.effective_quota_bytes;
+    charged = charged || (!t.used_bytes && t.charged_bytes);
+  }
+  std::string out = "TENANT LEDGER: " + std::to_string(tenants.size()) + " tenant(s), " +
+                    humanBytes(requested) + " requested, " + humanBytes(granted) + " granted";
+  if (overview.metrics.ok() && overview.metrics->allocatable_capacity_bytes &&
+      requested > *overview.metrics->allocatable_capacity_bytes) {
+    out += " (requests exceed the capacity: grants are cut in proportion)";
+  }
+  out += "\n";
+  if (!tenants.empty()) {
+    std::vector<std::vector<std::string>> rows = {
+        {"TENANT", "REQUESTED", "GRANTED", charged ? "USAGE (incl. in-flight)" : "USAGE",
+         "POLICY", "STATE"}};
+    for (const TenantQuota& t : tenants) {
+      rows.push_back({t.tenant_id, humanBytes(t.requested_quota_bytes),
+                      humanBytes(t.effective_quota_bytes), figure(t.occupancyBytes()),
+                      t.has_explicit_policy ? "explicit" : "none (orphan)", tenantState(t)});
+    }
+    out += renderColumns(rows);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string renderOverviewTable(const StoreOverview& overview) {
+  return renderColumns(headRows(overview)) + "\n" + membersSection(overview) + "\n" +
+         ledgerSection(overview);
 }
 
 Json overviewToJson(const StoreOverview& overview) {

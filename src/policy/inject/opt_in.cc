@@ -127,91 +127,87 @@ Refusal engineRefusal(const std::string* value) {
               fix};
 }
 
-}  // namespace
-
-std::variant<NotOptedIn, OptIn, Refusal> readOptIn(const Json& metadata, std::string_view ns) {
-  const Json& labels = metadata.is_object() && metadata.contains("labels")
-                           ? metadata["labels"]
-                           : Json::object();
-  const std::string* trigger = stringMember(labels, kLabelInject);
-  if (trigger == nullptr || *trigger != "true") {
-    return NotOptedIn{};
-  }
-  static const Json kNoAnnotations = Json::object();
-  const Json& annotations = metadata.contains("annotations") &&
-                                    metadata["annotations"].is_object()
-                                ? metadata["annotations"]
-                                : kNoAnnotations;
-
-  if (auto refusal = checkVocabulary(annotations)) {
-    return *refusal;
-  }
-
-  OptIn request;
-  // Engine.
+// The engine annotation, refined by the manufacturer's: exactly "ascend", and only with vLLM,
+// makes it vLLM-Ascend.
+std::variant<Engine, Refusal> readEngine(const Json& annotations) {
   const std::string* engine = stringMember(annotations, kAnnotationEngine);
   if (engine == nullptr || (*engine != "vLLM" && *engine != "SGLang")) {
     return engineRefusal(engine);
   }
-  request.engine = *engine == "SGLang" ? Engine::SGLang : Engine::VLLM;
-
-  // Manufacturer: exactly "ascend", and only with vLLM.
-  if (const std::string* manufacturer = stringMember(annotations, kAnnotationManufacturer)) {
-    if (request.engine == Engine::SGLang) {
-      return Refusal{RefusalReason::ManufacturerInvalid,
-                     "annotation " + inQuotes(kAnnotationManufacturer) + " is " +
-                         inQuotes(*manufacturer) +
-                         " on an SGLang Pod, but it only selects the Ascend runtime of vLLM. "
-                         "Fix: remove it, or set engine: vLLM with manufacturer: ascend for "
-                         "vLLM-Ascend"};
-    }
-    if (*manufacturer != "ascend") {
-      return Refusal{RefusalReason::ManufacturerInvalid,
-                     "annotation " + inQuotes(kAnnotationManufacturer) + " is " +
-                         inQuotes(*manufacturer) +
-                         "; the only accepted value is \"ascend\" (exactly), which selects the "
-                         "vLLM-Ascend runtime. Fix: set it to ascend, or remove it for plain "
-                         "vLLM"};
-    }
-    request.engine = Engine::VLLMAscend;
+  const Engine named = *engine == "SGLang" ? Engine::SGLang : Engine::VLLM;
+  const std::string* manufacturer = stringMember(annotations, kAnnotationManufacturer);
+  if (manufacturer == nullptr) {
+    return named;
   }
-
-  // Role: read by the vLLM family only; an SGLang Pod is injected exactly as without it.
-  if (isVLLMFamily(request.engine)) {
-    if (const std::string* role = stringMember(annotations, kAnnotationRole)) {
-      if (*role == "Prefill") {
-        request.role = Role::Prefill;
-      } else if (*role == "Decode") {
-        request.role = Role::Decode;
-      } else if (*role == "Server") {
-        return Refusal{RefusalReason::RoleInvalid,
-                       "annotation " + inQuotes(kAnnotationRole) +
-                           " is \"Server\", which is not a Pod role: a plain server is the "
-                           "absence of the annotation (Server is spelled only on "
-                           "ModelDeployment.spec.roles[].kind). Fix: remove the annotation for "
-                           "a plain server, or set Prefill or Decode"};
-      } else {
-        return Refusal{RefusalReason::RoleInvalid,
-                       "annotation " + inQuotes(kAnnotationRole) + " is " + inQuotes(*role) +
-                           "; accepted values are Prefill and Decode. Fix: set Prefill or "
-                           "Decode, or leave the annotation off for a plain server"};
-      }
-    }
+  if (named == Engine::SGLang) {
+    return Refusal{RefusalReason::ManufacturerInvalid,
+                   "annotation " + inQuotes(kAnnotationManufacturer) + " is " +
+                       inQuotes(*manufacturer) +
+                       " on an SGLang Pod, but it only selects the Ascend runtime of vLLM. "
+                       "Fix: remove it, or set engine: vLLM with manufacturer: ascend for "
+                       "vLLM-Ascend"};
   }
-
-  // Forwarding declaration: exactly "true".
-  if (const std::string* forwarded = stringMember(annotations, kAnnotationForwarded)) {
-    if (*forwarded != "true") {
-      return Refusal{RefusalReason::ForwardingInvalid,
-                     "annotation " + inQuotes(kAnnotationForwarded) + " is " + inQuotes(*forwarded) +
-                         "; the only accepted value is \"true\", declared only when an "
-                         "unrecognised launcher, script or image ENTRYPOINT forwards appended "
-                         "arguments to the engine. Fix: set it to \"true\" or remove it"};
-    }
-    request.forwarding_declared = true;
+  if (*manufacturer != "ascend") {
+    return Refusal{RefusalReason::ManufacturerInvalid,
+                   "annotation " + inQuotes(kAnnotationManufacturer) + " is " +
+                       inQuotes(*manufacturer) +
+                       "; the only accepted value is \"ascend\" (exactly), which selects the "
+                       "vLLM-Ascend runtime. Fix: set it to ascend, or remove it for plain "
+                       "vLLM"};
   }
+  return Engine::VLLMAscend;
+}
 
-  // Binding: required, a plain name in the Pod's namespace.
+// The role annotation: read by the vLLM family only; an SGLang Pod is injected exactly as
+// without it.
+std::variant<Role, Refusal> readRole(const Json& annotations, Engine engine) {
+  if (!isVLLMFamily(engine)) {
+    return Role::None;
+  }
+  const std::string* role = stringMember(annotations, kAnnotationRole);
+  if (role == nullptr) {
+    return Role::None;
+  }
+  if (*role == "Prefill") {
+    return Role::Prefill;
+  }
+  if (*role == "Decode") {
+    return Role::Decode;
+  }
+  if (*role == "Server") {
+    return Refusal{RefusalReason::RoleInvalid,
+                   "annotation " + inQuotes(kAnnotationRole) +
+                       " is \"Server\", which is not a Pod role: a plain server is the "
+                       "absence of the annotation (Server is spelled only on "
+                       "ModelDeployment.spec.roles[].kind). Fix: remove the annotation for "
+                       "a plain server, or set Prefill or Decode"};
+  }
+  return Refusal{RefusalReason::RoleInvalid,
+                 "annotation " + inQuotes(kAnnotationRole) + " is " + inQuotes(*role) +
+                     "; accepted values are Prefill and Decode. Fix: set Prefill or "
+                     "Decode, or leave the annotation off for a plain server"};
+}
+
+// The forwarding declaration: exactly "true" when present.
+std::variant<bool, Refusal> readForwarding(const Json& annotations) {
+  const std::string* forwarded = stringMember(annotations, kAnnotationForwarded);
+  if (forwarded == nullptr) {
+    return false;
+  }
+  if (*forwarded != "true") {
+    return Refusal{RefusalReason::ForwardingInvalid,
+                   "annotation " + inQuotes(kAnnotationForwarded) + " is " + inQuotes(*forwarded) +
+                       "; the only accepted value is \"true\", declared only when an "
+                       "unrecognised launcher, script or image ENTRYPOINT forwards appended "
+                       "arguments to the engine. Fix: set it to \"true\" or remove it"};
+  }
+  return true;
+}
+
+// The Binding annotation: required, a plain name in the Pod's namespace `ns`. Set as a label
+// by mistake, the refusal says so.
+std::variant<std::string, Refusal> readBinding(const Json& annotations, const Json& labels,
+                                               std::string_view ns) {
   const std::string* binding = stringMember(annotations, kAnnotationBinding);
   if (binding == nullptr || binding->empty()) {
     std::string hint;
@@ -232,7 +228,51 @@ std::variant<NotOptedIn, OptIn, Refusal> readOptIn(const Json& metadata, std::st
                        ". Fix: use the plain name of a KVCachePoolBinding in namespace " +
                        inQuotes(ns)};
   }
-  request.binding = *binding;
+  return *binding;
+}
+
+}  // namespace
+
+// The annotations are read in a fixed order (vocabulary, engine, manufacturer, role,
+// forwarding, Binding), and the first problem is the refusal.
+std::variant<NotOptedIn, OptIn, Refusal> readOptIn(const Json& metadata, std::string_view ns) {
+  const Json& labels = metadata.is_object() && metadata.contains("labels")
+                           ? metadata["labels"]
+                           : Json::object();
+  const std::string* trigger = stringMember(labels, kLabelInject);
+  if (trigger == nullptr || *trigger != "true") {
+    return NotOptedIn{};
+  }
+  static const Json kNoAnnotations = Json::object();
+  const Json& annotations = metadata.contains("annotations") &&
+                                    metadata["annotations"].is_object()
+                                ? metadata["annotations"]
+                                : kNoAnnotations;
+
+  if (auto refusal = checkVocabulary(annotations)) {
+    return *refusal;
+  }
+  OptIn request;
+  auto engine = readEngine(annotations);
+  if (const Refusal* refusal = std::get_if<Refusal>(&engine)) {
+    return *refusal;
+  }
+  request.engine = std::get<Engine>(engine);
+  auto role = readRole(annotations, request.engine);
+  if (const Refusal* refusal = std::get_if<Refusal>(&role)) {
+    return *refusal;
+  }
+  request.role = std::get<Role>(role);
+  auto forwarding = readForwarding(annotations);
+  if (const Refusal* refusal = std::get_if<Refusal>(&forwarding)) {
+    return *refusal;
+  }
+  request.forwarding_declared = std::get<bool>(forwarding);
+  auto binding = readBinding(annotations, labels, ns);
+  if (const Refusal* refusal = std::get_if<Refusal>(&binding)) {
+    return *refusal;
+  }
+  request.binding = std::get<std::string>(binding);
   if (const std::string* container = stringMember(annotations, kAnnotationContainer)) {
     request.container = *container;
   }
