@@ -59,6 +59,46 @@
 //              released and each status written, the pool released or its status, the store
 //              failure and the requeue
 //
+// backend-plan  (policy::planExternalBackend or policy::planManagedBackend, by the backend's
+//                connection: one backend pass decided, STYLE.md §15)
+//   backend:   a whole KVCacheBackend (metadata — finalizers, deletionTimestamp —, spec, status
+//              with usedBy)
+//   gone:      [pool]   the pools of usedBy definitely gone (a live NotFound)
+//   reading:   as backend-status (external: adminAddress defaults to the spec's Admin endpoint;
+//              managed: to the managed one; present exactly when the observer reads the master:
+//              an image resolves or the leader Deployment exists)
+//   now
+//   external only:
+//     writtenConsumers: [pool]   present for the pass's second plan: the pools the written
+//                                status named
+//   managed only:
+//     namespace (default gpustack-system), settingsImage (default: the Setting's default; ""
+//     for a cleared Setting)
+//     facts:     {leaderDeployment, leaderPods, podsUnreadable, groups, lease}, as in
+//                managed-backend-status (the leader Deployment is also what the render reads)
+//     roleBindings: {name: {uid, roleRef, ours}}   the election RoleBindings as they are
+//     roleBindingsError: why one could not be read (Unavailable)
+//     handover:  the holder of the leader handover baseline ("" for a baseline without one;
+//                absent: none)
+//     converged: {} or {error: message (FailedPrecondition)}   present for the pass's second
+//                plan: what the converge writes did
+//   golden:    external: {addFinalizer, status, release, next}; managed: {addFinalizer,
+//              replaceRoleBindings, apply (each rendered object named, with its role and group),
+//              staleMembers, renderFailed, handover {baseline, forget, event}, status,
+//              tierNotEmptyEvent, failure, next}
+//
+// teardown-plan  (policy::planTeardown: one teardown pass of a managed backend decided)
+//   backend:   a whole managed KVCacheBackend, being deleted
+//   gone, namespace, settingsImage, now: as in backend-plan
+//   children:  [{object: a store object carrying the backend's note (its kind names its
+//               resource), deletingFor: seconds since its deletion began (absent: not deleting)}]
+//   storePods: [Pod]   the store's own Pods left
+//   tiers:     [{group, nodes: [Node], cleaners: [Pod]}]   each cleanAfterDelete group: the Nodes
+//              it selects and its cleanup Pods (only once no child and no store Pod is left)
+//   otherBackends: [whole KVCacheBackend objects]   whose tiers may share a path
+//   golden:    {deleteInForeground, workloadNotTerminated, deleteLease, createCleaners,
+//              nodeEvents, release, removeFinalizer, where, status, next}
+//
 // backend-status  (policy::externalBackendStatus)
 //   backend:  a whole external KVCacheBackend (api::backendFromJson), previous status included
 //   facts:    {consumers: [pool], droppedStale}
@@ -139,6 +179,7 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -152,6 +193,7 @@
 #include "kvc/common/quantity.h"
 #include "kvc/common/yaml.h"
 #include "kvc/policy/admission/backend_admission.h"
+#include "kvc/policy/store/backend_plan.h"
 #include "kvc/policy/store/backend_status.h"
 #include "kvc/policy/quota/binding_status.h"
 #include "kvc/policy/base/field_error.h"
@@ -162,6 +204,7 @@
 #include "kvc/policy/admission/quota_admission.h"
 #include "kvc/policy/quota/quota_ledger.h"
 #include "kvc/policy/quota/tenant_quota_policy.h"
+#include "kvc/policy/store/teardown_plan.h"
 
 namespace kvc::policy {
 namespace {
@@ -555,6 +598,49 @@ std::string backendStatusCase(const Json& in) {
 // ---------------------------------------------------------------------------------------------
 // managed-backend-status
 
+// What a managed store's workloads and Lease say (managed-backend-status and backend-plan):
+// leaderDeployment, leaderPods, podsUnreadable, groups, lease.
+void storeFacts(const Json& f, std::string_view where, ManagedBackendFacts& facts) {
+  const std::string lease_where = at(where, "lease");
+  if (const Json* deployment = field(f, "leaderDeployment")) {
+    facts.leader_deployment = *deployment;
+  }
+  for (const Json& pod : list(f, where, "leaderPods")) {
+    facts.leader_pods.push_back(pod);
+  }
+  if (auto unreadable = optionalText(f, where, "podsUnreadable")) {
+    facts.pods_listed = false;
+    facts.pods_error = *unreadable;
+  }
+  const Json groups = list(f, where, "groups");
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const std::string group_where = std::string(where) + ".groups[" + std::to_string(g) + "]";
+    onlyKeys(groups[g], group_where, {"daemonSet", "pods"});
+    MemberGroupObservation group;
+    if (const Json* daemon_set = field(groups[g], "daemonSet")) {
+      group.daemon_set = *daemon_set;
+    }
+    const Json pods = list(groups[g], group_where, "pods");
+    for (std::size_t i = 0; i < pods.size(); ++i) {
+      const std::string pod_where = group_where + ".pods[" + std::to_string(i) + "]";
+      onlyKeys(pods[i], pod_where, {"pod", "inSurveyWindow"});
+      group.pods.push_back({mapping(pods[i], pod_where, "pod"),
+                            flag(pods[i], pod_where, "inSurveyWindow")});
+    }
+    facts.groups.push_back(std::move(group));
+  }
+  const Json lease = mapping(f, where, "lease");
+  onlyKeys(lease, lease_where, {"state", "holder", "transitions", "error"});
+  facts.lease.state = choice<LeaseObservation::State>(
+      lease, lease_where, "state", LeaseObservation::State::Absent,
+      {{"Absent", LeaseObservation::State::Absent},
+       {"Read", LeaseObservation::State::Read},
+       {"Unreadable", LeaseObservation::State::Unreadable}});
+  facts.lease.holder = text(lease, lease_where, "holder");
+  facts.lease.transitions = optionalCount(lease, lease_where, "transitions").value_or(0);
+  facts.lease.error = text(lease, lease_where, "error");
+}
+
 std::string managedBackendStatusCase(const Json& in) {
   onlyKeys(in, "", {"backend", "facts", "reading", "generation", "now"});
   ManagedBackendFacts facts;
@@ -568,44 +654,7 @@ std::string managedBackendStatusCase(const Json& in) {
   facts.backend.dropped_stale = flag(f, "facts", "droppedStale");
   facts.namespace_name = text(f, "facts", "namespace", "gpustack-system");
   facts.image_error = optionalText(f, "facts", "imageError");
-  if (const Json* deployment = field(f, "leaderDeployment")) {
-    facts.leader_deployment = *deployment;
-  }
-  for (const Json& pod : list(f, "facts", "leaderPods")) {
-    facts.leader_pods.push_back(pod);
-  }
-  if (auto unreadable = optionalText(f, "facts", "podsUnreadable")) {
-    facts.pods_listed = false;
-    facts.pods_error = *unreadable;
-  }
-  const Json groups = list(f, "facts", "groups");
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    const std::string where = "facts.groups[" + std::to_string(g) + "]";
-    onlyKeys(groups[g], where, {"daemonSet", "pods"});
-    MemberGroupObservation group;
-    if (const Json* daemon_set = field(groups[g], "daemonSet")) {
-      group.daemon_set = *daemon_set;
-    }
-    const Json pods = list(groups[g], where, "pods");
-    for (std::size_t i = 0; i < pods.size(); ++i) {
-      const std::string pod_where = where + ".pods[" + std::to_string(i) + "]";
-      onlyKeys(pods[i], pod_where, {"pod", "inSurveyWindow"});
-      group.pods.push_back({mapping(pods[i], pod_where, "pod"),
-                            flag(pods[i], pod_where, "inSurveyWindow")});
-    }
-    facts.groups.push_back(std::move(group));
-  }
-  const Json lease = mapping(f, "facts", "lease");
-  onlyKeys(lease, "facts.lease", {"state", "holder", "transitions", "error"});
-  facts.lease.state = choice<LeaseObservation::State>(
-      lease, "facts.lease", "state", LeaseObservation::State::Absent,
-      {{"Absent", LeaseObservation::State::Absent},
-       {"Read", LeaseObservation::State::Read},
-       {"Unreadable", LeaseObservation::State::Unreadable}});
-  facts.lease.holder = text(lease, "facts.lease", "holder");
-  facts.lease.transitions = optionalCount(lease, "facts.lease", "transitions").value_or(0);
-  facts.lease.error = text(lease, "facts.lease", "error");
-
+  storeFacts(f, "facts", facts);
   const Json reading_in = mapping(in, "", "reading");
   BackendReading reading = backendReading(reading_in, backend);
   if (field(reading_in, "adminAddress") == nullptr) {
@@ -991,6 +1040,229 @@ std::string poolPlanCase(const Json& in) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// backend-plan and teardown-plan
+
+std::string nextName(BackendNext next) {
+  switch (next) {
+  case BackendNext::Done: return "Done";
+  case BackendNext::Resync: return "Resync";
+  case BackendNext::TeardownPoll: return "TeardownPoll";
+  }
+  return "?";
+}
+
+std::set<std::string> goneOf(const Json& in) {
+  const std::vector<std::string> gone = texts(in, "", "gone");
+  return {gone.begin(), gone.end()};
+}
+
+StoreInputs storeInputsOf(const Json& in) {
+  return {text(in, "", "namespace", "gpustack-system"),
+          text(in, "", "settingsImage", std::string(api::kDefaultBackendImage))};
+}
+
+// "Code: message", or null.
+Json failureJson(const std::optional<Status>& failure) {
+  return failure ? Json(failure->toString()) : Json();
+}
+
+std::string externalPlan(const Json& in, const api::KVCacheBackend& backend) {
+  onlyKeys(in, "", {"backend", "gone", "reading", "writtenConsumers", "now"});
+  ExternalBackendObservation seen;
+  seen.now = nowOf(in);
+  seen.backend = backend;
+  seen.gone = goneOf(in);
+  seen.reading = backendReading(mapping(in, "", "reading"), backend);
+  if (field(in, "writtenConsumers") != nullptr) {
+    seen.written_consumers = texts(in, "", "writtenConsumers");
+  }
+  const ExternalBackendPlan plan = planExternalBackend(seen);
+  Json out = Json::object();
+  out["addFinalizer"] = plan.add_finalizer;
+  out["status"] = plan.status ? api::backendStatusToJson(plan.status->status) : Json();
+  out["release"] = plan.release;
+  out["next"] = plan.status ? Json("planned again after the status write") : Json(nextName(plan.next));
+  return pretty(out);
+}
+
+std::string managedPlan(const Json& in, const api::KVCacheBackend& backend) {
+  onlyKeys(in, "",
+           {"backend", "gone", "reading", "namespace", "settingsImage", "facts", "roleBindings",
+            "roleBindingsError", "handover", "converged", "now"});
+  ManagedBackendObservation seen;
+  seen.now = nowOf(in);
+  seen.backend = backend;
+  seen.gone = goneOf(in);
+  seen.inputs = storeInputsOf(in);
+  seen.store.namespace_name = seen.inputs.namespace_name;
+  const Json f = mapping(in, "", "facts");
+  onlyKeys(f, "facts", {"leaderDeployment", "leaderPods", "podsUnreadable", "groups", "lease"});
+  storeFacts(f, "facts", seen.store);
+  const Json bindings = mapping(in, "", "roleBindings");
+  for (const auto& [name, binding] : bindings.items()) {
+    const std::string where = "roleBindings." + name;
+    onlyKeys(binding, where, {"uid", "roleRef", "ours"});
+    seen.role_bindings[name] = {text(binding, where, "uid"), mapping(binding, where, "roleRef"),
+                                flag(binding, where, "ours")};
+  }
+  if (auto error = optionalText(in, "", "roleBindingsError")) {
+    seen.role_bindings_error = Status(StatusCode::Unavailable, *error);
+  }
+  if (auto holder = optionalText(in, "", "handover")) {
+    seen.handover = HandoverBaseline{*holder};
+  }
+  // The observer reads the master exactly when something could answer.
+  const bool readable =
+      managedMasterReadable(backend, seen.inputs, seen.store.leader_deployment);
+  if ((field(in, "reading") != nullptr) != readable) {
+    bad("reading", readable ? "is required: an image resolves or the leader Deployment exists, "
+                              "so the master is read"
+                            : "must be absent: nothing runs that could answer, so the master "
+                              "is not read");
+  }
+  const Json reading_in = mapping(in, "", "reading");
+  if (readable) {
+    seen.reading = backendReading(reading_in, backend);
+    if (field(reading_in, "adminAddress") == nullptr) {
+      seen.reading.admin_address = api::endpointAddress(
+          managedEndpoints(backend.metadata.name, seen.inputs.namespace_name),
+          api::kEndpointAdmin);
+    }
+  }
+  if (const Json* converged = field(in, "converged"); converged != nullptr) {
+    onlyKeys(*converged, "converged", {"error"});
+    seen.converged = StoreConverge{okStatus()};
+    if (auto error = optionalText(*converged, "converged", "error")) {
+      seen.converged->outcome = Status(StatusCode::FailedPrecondition, *error);
+    }
+  }
+
+  const ManagedBackendPlan plan = planManagedBackend(seen);
+  Json out = Json::object();
+  out["addFinalizer"] = plan.add_finalizer;
+  Json replaced = Json::array();
+  for (const RoleBindingReplacement& r : plan.replace_role_bindings) {
+    replaced.push_back({{"name", r.name}, {"uid", r.uid}});
+  }
+  out["replaceRoleBindings"] = replaced;
+  Json applied = Json();
+  if (plan.apply) {
+    applied = Json::array();
+    for (const RenderedObject& r : *plan.apply) {
+      applied.push_back(r.object["kind"].get<std::string>() + " " +
+                        r.object["metadata"]["name"].get<std::string>() + " (role " + r.role +
+                        (r.group ? ", group " + std::to_string(*r.group) : std::string()) + ")");
+    }
+  }
+  out["apply"] = applied;
+  Json stale = Json::array();
+  for (const StaleMember& member : plan.stale_members) {
+    stale.push_back({{"name", member.name}, {"uid", member.uid}, {"hash", member.hash}});
+  }
+  out["staleMembers"] = stale;
+  out["renderFailed"] = plan.render_failed ? Json(*plan.render_failed) : Json();
+  out["handover"] = {
+      {"baseline", plan.handover_baseline ? Json(plan.handover_baseline->holder) : Json()},
+      {"forget", plan.forget_handover},
+      {"event", plan.handover ? Json(*plan.handover) : Json()}};
+  out["status"] = plan.status ? api::backendStatusToJson(plan.status->status) : Json();
+  out["tierNotEmptyEvent"] =
+      plan.status && plan.status->tier_not_empty ? Json(*plan.status->tier_not_empty) : Json();
+  out["failure"] = failureJson(plan.failure);
+  out["next"] = plan.converges() ? Json("planned again after the converge")
+                                 : Json(nextName(plan.next));
+  return pretty(out);
+}
+
+std::string backendPlanCase(const Json& in) {
+  const api::KVCacheBackend backend = required(in, "backend", api::backendFromJson);
+  return backend.spec.managed ? managedPlan(in, backend) : externalPlan(in, backend);
+}
+
+// The resource a child of the store is deleted through, by its kind.
+std::string resourceOfKind(const std::string& kind, const std::string& where) {
+  static const std::map<std::string, std::string> kResources = {
+      {"Deployment", "deployments"},   {"DaemonSet", "daemonsets"},
+      {"Service", "services"},         {"RoleBinding", "rolebindings"},
+      {"Role", "roles"},               {"ServiceAccount", "serviceaccounts"},
+      {"ConfigMap", "configmaps"}};
+  auto it = kResources.find(kind);
+  if (it == kResources.end()) {
+    bad(where, "kind \"" + kind + "\" is not a kind of the store");
+  }
+  return it->second;
+}
+
+std::string teardownPlanCase(const Json& in) {
+  onlyKeys(in, "",
+           {"backend", "gone", "namespace", "settingsImage", "children", "storePods", "tiers",
+            "otherBackends", "now"});
+  TeardownObservation seen;
+  seen.now = nowOf(in);
+  seen.backend = required(in, "backend", api::backendFromJson);
+  seen.gone = goneOf(in);
+  seen.inputs = storeInputsOf(in);
+  const Json children = list(in, "", "children");
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    const std::string where = "children[" + std::to_string(i) + "]";
+    onlyKeys(children[i], where, {"object", "deletingFor"});
+    const Json object = mapping(children[i], where, "object");
+    seen.children.push_back({resourceOfKind(text(object, at(where, "object"), "kind"), where),
+                             object, optionalCount(children[i], where, "deletingFor")});
+  }
+  for (const Json& pod : list(in, "", "storePods")) {
+    seen.store_pods.push_back(pod);
+  }
+  const Json tiers = list(in, "", "tiers");
+  if (!tiers.empty() && !storeWorkloadsGone(seen)) {
+    bad("tiers", "are read only once no child and no store Pod is left");
+  }
+  for (std::size_t i = 0; i < tiers.size(); ++i) {
+    const std::string where = "tiers[" + std::to_string(i) + "]";
+    onlyKeys(tiers[i], where, {"group", "nodes", "cleaners"});
+    TierGroupObservation tier;
+    tier.group = static_cast<int>(optionalCount(tiers[i], where, "group").value_or(0));
+    for (const Json& node : list(tiers[i], where, "nodes")) {
+      tier.nodes.push_back(node);
+    }
+    for (const Json& pod : list(tiers[i], where, "cleaners")) {
+      tier.cleaners.push_back(pod);
+    }
+    seen.tiers.push_back(std::move(tier));
+  }
+  seen.other_backends = decodedList(in, "otherBackends", api::backendFromJson);
+
+  const TeardownPlan plan = planTeardown(seen);
+  Json out = Json::object();
+  Json deletes = Json::array();
+  for (const StoreChild& child : plan.delete_in_foreground) {
+    deletes.push_back(child.resource + " " + stringAt(child.object, {"metadata", "namespace"}) +
+                      "/" + stringAt(child.object, {"metadata", "name"}));
+  }
+  out["deleteInForeground"] = deletes;
+  out["workloadNotTerminated"] = plan.workload_not_terminated;
+  out["deleteLease"] = plan.delete_lease;
+  Json cleaners = Json::array();
+  for (const CleanupPodPlan& cleaner : plan.create_cleaners) {
+    cleaners.push_back({{"group", cleaner.group}, {"pod", cleaner.pod}});
+  }
+  out["createCleaners"] = cleaners;
+  Json node_events = Json::array();
+  for (const NodeEvent& event : plan.node_events) {
+    node_events.push_back({{"node", stringAt(event.node, {"metadata", "name"})},
+                           {"reason", event.reason},
+                           {"message", event.message}});
+  }
+  out["nodeEvents"] = node_events;
+  out["release"] = plan.release;
+  out["removeFinalizer"] = plan.remove_finalizer;
+  out["where"] = plan.where ? Json(*plan.where) : Json();
+  out["status"] = plan.status ? api::backendStatusToJson(plan.status->status) : Json();
+  out["next"] = nextName(plan.next);
+  return pretty(out);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The corpus.
 
 const std::map<std::string, std::function<std::string(const Json&)>>& areas() {
@@ -1001,7 +1273,8 @@ const std::map<std::string, std::function<std::string(const Json&)>>& areas() {
       {"admission-backend", admissionBackendCase},
       {"managed-backend-status", managedBackendStatusCase},
       {"ledger-ripple", ledgerRippleCase},     {"tenant-policy", tenantPolicyCase},
-      {"pool-plan", poolPlanCase},
+      {"pool-plan", poolPlanCase},             {"backend-plan", backendPlanCase},
+      {"teardown-plan", teardownPlanCase},
   };
   return kAreas;
 }

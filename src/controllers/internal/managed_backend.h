@@ -1,33 +1,33 @@
 #pragma once
 // The managed branch of the KVCacheBackend reconciler (connection.managed; contract §2.5–§2.8,
-// §3): the store is rendered, run and observed. One pass, for a backend that is not being torn
-// down:
+// §3): the store is rendered, run and observed. One pass over a backend that is not being torn
+// down (a deleting backend that a pool still uses keeps converging, phase Deleting naming the
+// pool; the teardown is internal/backend_teardown.h), observe → plan → act, with every decision
+// in policy::planManagedBackend (policy/store/backend_plan.h):
 //
-//   1. The image is resolved (group > spec.image > the Setting kv-cache-backend-image, read live
-//      from gpustack-settings). Without one nothing is rendered or changed: the backend is
-//      reported Degraded, and whatever runs keeps running.
-//   2. Everything policy::renderStore renders is applied with server-side apply (owner
-//      reference, ownership note, never adopting a same-named object without our note; one
-//      refusal changes nothing); RBAC and DaemonSets no longer rendered are pruned. A
-//      RoleBinding of ours whose roleRef changed is deleted first (roleRef is immutable).
-//   3. Member Pods whose kvcache.gpustack.ai/pod-spec-hash differs from their group's template
-//      are deleted (the DaemonSets are OnDelete).
-//   4. Observed: the master through the leader Service's admin port (/health, then /metrics and
-//      /get_segments_detail while it serves), the leader Deployment and Pods, each group's
-//      DaemonSet and Pods, the Lease `<b>-leader` (a new holder records KVCacheLeaderHandover).
-//   5. The status (policy::managedBackendStatus) is written; a newly found non-empty tier
-//      records KVCacheTierNotEmpty.
-// The pass ends with requeueAfter(resync).
-//
-// A deleting backend that a pool still uses keeps converging (phase Deleting, naming the pool).
-// Once none does, the teardown (contract §2.8), one step per pass, every `teardown_poll`:
-//   a. every object carrying this backend's ownership note is deleted in the foreground;
-//      a workload still there after its Pods' grace + 2 min records
-//      KVCacheWorkloadNotTerminated naming the nodes its Pods are on;
-//   b. the Lease `<b>-leader` the store wrote is deleted;
-//   c. with cleanAfterDelete, one cleanup Pod per selected node empties the tier
-//      (policy/tier_cleanup.h), and what did not go as planned is recorded on the Node;
-//   d. the finalizer is removed.
+//   observe  the backend as cached; the image's inputs (the operator namespace, the Setting
+//            kv-cache-backend-image); the leader Deployment and Pods, each group's DaemonSet and
+//            Pods, the Lease `<b>-leader` (from the informer caches; the Lease read live without
+//            one); while an image resolves, the election RoleBindings the render names (cached,
+//            else live); the master through the leader Service's admin port (/health, then
+//            /metrics and /get_segments_detail while it serves) while an image resolves or the
+//            leader Deployment exists; the leader handover baseline the last pass left.
+//   act      1. the finalizer;
+//            2. the converge, stopping at its first failure: RoleBindings of ours whose roleRef
+//               changed deleted (guarded by uid), everything policy::renderStore renders applied
+//               with server-side apply (owner reference, ownership note, never adopting a
+//               same-named object without our note; one refusal changes nothing), RBAC and
+//               DaemonSets no longer rendered pruned, member Pods whose pod-spec-hash differs
+//               from their group's template deleted (the DaemonSets are OnDelete). What it did
+//               is recorded in the observation and the pass is planned again;
+//            3. RenderFailed (Warning, on the backend) when the render or the converge failed;
+//            4. KVCacheLeaderHandover (Normal) when the Lease moved to another holder;
+//            5. the status (policy::managedBackendStatus), decided again from a newer backend
+//               with the same facts; KVCacheTierNotEmpty (Warning) when it newly reports a
+//               non-empty tier;
+//            6. the converge's failure (retried with backoff), else requeueAfter(resync).
+// Without an image nothing is rendered or changed: the backend is reported Degraded, and
+// whatever runs keeps running.
 
 #include <map>
 #include <mutex>
@@ -37,17 +37,11 @@
 
 #include "kvc/api/backend.h"
 #include "kvc/controllers/backend_controller.h"
+#include "kvc/policy/store/backend_plan.h"
 #include "kvc/policy/store/leader_handover.h"
-#include "kvc/policy/store/managed_backend_status.h"
-#include "kvc/policy/store/store_workload.h"
 #include "kvc/runtime/owned.h"
 
 namespace kvc::controllers::internal {
-
-// The backend's consumers: the pools of status.usedBy, without those definitely gone
-// (`dropped_stale` then), sorted and unique.
-policy::BackendFacts backendConsumers(const api::KVCacheBackend& backend,
-                                      const std::set<std::string>& gone);
 
 class ManagedBackend {
 public:
@@ -58,34 +52,35 @@ public:
                                     const std::set<std::string>& gone, std::stop_token stop);
 
 private:
-  // Steps 1–3. Returns why no image resolves, if none does.
-  Result<std::optional<std::string>> converge(const Json& object,
-                                              const api::KVCacheBackend& backend,
-                                              std::stop_token stop);
-  Status replaceChangedRoleBindings(const Json& object,
-                                    const std::vector<policy::RenderedObject>& rendered,
-                                    std::stop_token stop);
-  Status deleteStaleMembers(const api::KVCacheBackend& backend,
-                            const std::vector<policy::RenderedObject>& rendered,
+  policy::ManagedBackendObservation observe(const Json& object,
+                                            const api::KVCacheBackend& backend,
+                                            const std::set<std::string>& gone,
+                                            std::stop_token stop);
+  // What the workloads and the Lease say.
+  policy::ManagedBackendFacts observeStore(const api::KVCacheBackend& backend,
+                                           std::stop_token stop) const;
+  void observeRoleBindings(const Json& object, policy::ManagedBackendObservation& seen,
+                           std::stop_token stop) const;
+
+  // Carries the plan out; nullopt when the pass is to be planned again (the converge done).
+  Result<std::optional<runtime::Action>> act(const Json& object,
+                                             const policy::ManagedBackendPlan& plan,
+                                             policy::ManagedBackendObservation& seen,
+                                             std::stop_token stop);
+  // 2, stopping at the first failure, which is returned.
+  Status converge(const Json& object, const policy::ManagedBackendPlan& plan,
+                  std::stop_token stop);
+  Status replaceRoleBindings(const Json& object, const policy::ManagedBackendPlan& plan,
+                             std::stop_token stop);
+  Status applyStore(const Json& object, const std::vector<policy::RenderedObject>& rendered,
+                    std::stop_token stop);
+  Status deleteStaleMembers(const Json& object, const policy::ManagedBackendPlan& plan,
                             std::stop_token stop);
-  // Step 4: what the workloads and the Lease say (the master is read separately).
-  policy::ManagedBackendFacts observe(const api::KVCacheBackend& backend,
-                                      std::optional<std::string> image_error,
-                                      std::stop_token stop) const;
-  void noteHandover(const Json& object, const policy::LeaseObservation& lease);
-  Result<runtime::Action> writeStatus(const Json& object, const std::set<std::string>& gone,
-                                      policy::ManagedBackendFacts observed,
-                                      const policy::BackendReading& reading,
-                                      std::stop_token stop);
-
-  // The teardown; `done` is set when the finalizer may go.
-  Result<std::string> teardown(const Json& object, const api::KVCacheBackend& backend,
-                               bool& done, std::stop_token stop);
-  Result<std::string> cleanTiers(const Json& object, const api::KVCacheBackend& backend,
-                                 bool& done, std::stop_token stop);
-
-  // The store's Pods of this backend with this component label value.
-  std::vector<Json> storePods(const std::string& backend, const std::string& component) const;
+  // 4.
+  void noteHandover(const Json& object, const policy::ManagedBackendPlan& plan);
+  // 5.
+  Status writeStatus(const Json& object, const policy::ManagedBackendPlan& plan,
+                     const policy::ManagedBackendObservation& seen, std::stop_token stop);
 
   const BackendControllerConfig& config_;
   const runtime::StatusWriter& status_;

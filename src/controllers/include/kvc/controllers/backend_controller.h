@@ -1,20 +1,20 @@
 #pragma once
-// The KVCacheBackend reconciler. A managed backend (connection.managed) is rendered, run and
-// observed: see controllers/internal/managed_backend.h for its pass and its teardown.
+// The KVCacheBackend reconciler (contract §2.5–§2.8, §3). Every pass is observe → plan → act
+// (STYLE.md §15): it reads the backend from the cache and the pools of its status.usedBy that
+// are definitely gone (runtime::CachedReader: only a live NotFound is gone; their claims are
+// dropped), then one of three passes observes what it needs into a plain value, a pure plan of
+// policy/store decides every write, status, Event and the requeue, and the pass carries the plan
+// out in a fixed order, stopping at the first write that fails:
 //
-// External branch (connection.external; contract §2.5–§2.8): the store is observed, never run.
-// One pass:
-//
-//   1. A finalizer on the live backend.
-//   2. status.endpoints copied from the spec.
-//   3. The master read through its Admin endpoint — /health, then, only while it serves,
-//      /metrics and /get_segments_detail: at most three sequential reads, each with a 5 s
-//      deadline, no redirects — into capacity, members and the conditions LeaderAvailable,
-//      CapacityObserved, MembersMounted, PoolWrites (policy::externalBackendStatus).
-//   4. status.usedBy (written by the pool reconciler) pruned of pools that are definitely gone
-//      (a live NotFound); Deletable from what is left.
-//   5. The status written; a deleting backend that no pool uses loses its finalizer.
-// The pass ends with requeueAfter(15 s), counted from its end.
+//   external (connection.external)  controllers/internal/external_backend.h: the store is
+//       observed, never run — the finalizer, the master read through the spec's Admin endpoint
+//       (at most three sequential reads, each with a 5 s deadline), the status
+//       (policy::externalBackendStatus; Deletable from the pools left), and a deleting backend
+//       that no pool uses loses its finalizer. requeueAfter(15 s), counted from its end.
+//   managed (connection.managed)    controllers/internal/managed_backend.h: the store rendered,
+//       applied and observed (policy::planManagedBackend).
+//   teardown (managed, deleting, no pool left)  controllers/internal/backend_teardown.h: one
+//       step per pass, every `teardown_poll` (policy::planTeardown).
 
 #include <chrono>
 #include <functional>
@@ -35,6 +35,7 @@
 #include "kvc/runtime/manager.h"
 #include "kvc/runtime/metrics.h"
 #include "kvc/runtime/owned.h"
+#include "kvc/runtime/reader.h"
 #include "kvc/runtime/status_writer.h"
 #include "kvc/runtime/store.h"
 
@@ -69,8 +70,10 @@ struct BackendControllerConfig {
 };
 
 namespace internal {
+class BackendTeardown;
+class ExternalBackend;
 class ManagedBackend;
-}
+}  // namespace internal
 
 // runtime::Reconciler
 class BackendReconciler final : public runtime::Reconciler {
@@ -87,14 +90,16 @@ public:
   static Status setupWithManager(runtime::Manager& manager, const ControllerSetup& setup);
 
 private:
-  Result<runtime::Action> reconcileExternal(const Json& object,
-                                            const api::KVCacheBackend& backend,
-                                            const std::set<std::string>& gone,
-                                            std::stop_token stop);
+  // The pools of usedBy that are definitely gone: a live NotFound (a cache miss, or a read that
+  // fails, is not "gone").
+  std::set<std::string> gonePools(const api::KVCacheBackend& backend, std::stop_token stop) const;
 
   BackendControllerConfig config_;
   runtime::StatusWriter status_;
+  runtime::CachedReader pools_;
+  std::unique_ptr<internal::ExternalBackend> external_;
   std::unique_ptr<internal::ManagedBackend> managed_;
+  std::unique_ptr<internal::BackendTeardown> teardown_;
 };
 
 }  // namespace kvc::controllers

@@ -1,0 +1,72 @@
+#include "internal/store_objects.h"
+
+#include "kvc/api/settings.h"
+#include "kvc/kube/object.h"
+#include "kvc/kube/time.h"
+
+namespace kvc::controllers::internal {
+namespace {
+
+constexpr std::string_view kStoreAppLabel = "app.kubernetes.io/name";
+constexpr std::string_view kStoreApp = "kv-cache-backend";
+
+}  // namespace
+
+std::string label(const Json& object, std::string_view key) {
+  const Json labels = object.value(Json::json_pointer("/metadata/labels"), Json::object());
+  auto it = labels.find(std::string(key));
+  return it != labels.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string instanceSelector(const std::string& backend) {
+  return std::string(kStoreAppLabel) + "=" + std::string(kStoreApp) + "," +
+         std::string(kInstanceLabel) + "=" + backend;
+}
+
+const runtime::Cache* childCache(const BackendControllerConfig& config,
+                                 const kube::ResourceType& kind) {
+  for (const runtime::ChildSource& source : config.children) {
+    if (source.resource.plural == kind.plural && source.resource.group == kind.group) {
+      return source.cache;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<Json> storePods(const BackendControllerConfig& config, const std::string& backend,
+                            const std::string& component) {
+  std::vector<Json> out;
+  if (config.store_pods == nullptr) {
+    return out;
+  }
+  for (const runtime::ObjectPtr& pod : config.store_pods->list()) {
+    if (label(*pod, kInstanceLabel) == backend && label(*pod, kComponentLabel) == component) {
+      out.push_back(*pod);
+    }
+  }
+  return out;
+}
+
+policy::StoreInputs storeInputs(const BackendControllerConfig& config) {
+  policy::StoreInputs inputs;
+  inputs.namespace_name = config.operator_namespace;
+  inputs.settings_image = config.settings ? config.settings().kv_cache_backend_image
+                                          : std::string(api::kDefaultBackendImage);
+  return inputs;
+}
+
+std::string describe(const Json& object) {
+  return object.value("kind", std::string()) + " " + kube::object::namespaceName(object) + "/" +
+         kube::object::name(object);
+}
+
+std::optional<std::int64_t> secondsBetween(const std::string& from, const std::string& to) {
+  auto a = kube::parseTime(from);
+  auto b = kube::parseTime(to);
+  if (!a.ok() || !b.ok()) {
+    return std::nullopt;
+  }
+  return std::chrono::duration_cast<std::chrono::seconds>(*b - *a).count();
+}
+
+}  // namespace kvc::controllers::internal
