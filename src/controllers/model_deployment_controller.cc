@@ -1,10 +1,8 @@
 #include "kvc/controllers/model_deployment_controller.h"
 
-#include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <variant>
 
 #include "internal/cache_cluster_view.h"
@@ -14,11 +12,8 @@
 #include "kvc/kube/object.h"
 #include "kvc/kube/resource.h"
 #include "kvc/kube/time.h"
-#include "kvc/policy/store/store_workload.h"
-#include "kvc/policy/model_deployment/model_deployment_endpoint.h"
-#include "kvc/policy/model_deployment/model_deployment_render.h"
+#include "kvc/policy/model_deployment/model_deployment_plan.h"
 #include "kvc/policy/model_deployment/model_deployment_replicas.h"
-#include "kvc/policy/model_deployment/model_deployment_status.h"
 #include "kvc/policy/inject/resolve.h"
 #include "kvc/runtime/finalizer.h"
 
@@ -123,124 +118,90 @@ Result<runtime::Action> ModelDeploymentReconciler::reconcile(const runtime::Requ
 Result<runtime::Action> ModelDeploymentReconciler::converge(const Json& object,
                                                             const api::ModelDeployment& md,
                                                             std::stop_token stop) {
-  const std::string& ns = md.metadata.namespace_name;
-  policy::ModelDeploymentFacts facts;
-  facts.deployment = md;
-
-  // The runtime, then what spec.kvCache leads to (resolved as Pod injection resolves it).
-  policy::ModelDeploymentInputs inputs;
-  inputs.settings = config_.settings ? config_.settings() : api::Settings{};
-  std::optional<policy::Engine> engine;
-  if (auto manufacturer = policy::modelDeploymentManufacturer(md); !manufacturer.ok()) {
-    facts.render_error = manufacturer.status().message();
-  } else if (auto found = policy::modelDeploymentEngine(md, *manufacturer); !found.ok()) {
-    facts.render_error = found.status().message();
-  } else {
-    inputs.manufacturer = *manufacturer;
-    engine = *found;
-  }
-  const internal::CacheClusterView view(*config_.bindings, *config_.pools, *config_.backends);
-  if (md.spec.kv_cache) {
-    KVC_ASSIGN_OR_RETURN(facts.binding, view.binding(ns, md.spec.kv_cache->pool_ref));
-    if (facts.binding && engine) {
-      policy::ResolveOutcome resolved =
-          policy::resolveBinding(ns, md.spec.kv_cache->pool_ref, *engine, view);
-      if (const Status* failed = std::get_if<Status>(&resolved)) {
-        return failed->withContext("resolving spec.kvCache.poolRef of ModelDeployment " +
-                                   kube::object::key(ns, md.metadata.name));
-      }
-      if (auto* resolution = std::get_if<policy::Resolution>(&resolved)) {
-        facts.resolution = *resolution;
-        inputs.binding = *resolution;
-      } else {
-        facts.refusal = std::get<policy::Refusal>(resolved);
-      }
+  KVC_ASSIGN_OR_RETURN(policy::ModelDeploymentObservation seen, observe(md));
+  KVC_RETURN_IF_ERROR(observeLive(seen));
+  // At most two plans: a plan that applies is followed by one that does not.
+  for (;;) {
+    const policy::ModelDeploymentPlan plan = policy::planModelDeployment(seen);
+    KVC_ASSIGN_OR_RETURN(std::optional<runtime::Action> outcome, act(object, plan, seen, stop));
+    if (outcome) {
+      return *outcome;
     }
   }
-
-  // The role workloads: rendered, then applied — or nothing at all when the render fails, so
-  // what runs keeps running.
-  std::vector<policy::RenderedRole> rendered;
-  if (!facts.render_error) {
-    if (auto roles = policy::renderModelDeployment(md, inputs); roles.ok()) {
-      rendered = std::move(roles).value();
-    } else {
-      facts.render_error = roles.status().message();
-    }
-  }
-  if (!facts.render_error) {
-    runtime::OwnedSet set;
-    for (const policy::RenderedRole& role : rendered) {
-      // The whole Deployment is the contract's: a field someone else set on it is taken back.
-      set.children.push_back({kube::resources::deployments(), role.deployment, role.name,
-                              std::nullopt, /*force=*/true});
-    }
-    const std::optional<Json> service = policy::renderEndpointService(md);
-    if (service) {
-      set.children.push_back(
-          {kube::resources::services(), *service, "endpoint", std::nullopt, /*force=*/true});
-    }
-    set.selector = workloadSelector(md.metadata.name);
-    set.prune.push_back({kube::resources::deployments(), ns, config_.workloads});
-    set.prune.push_back({kube::resources::services(), ns, config_.services});
-    set.sources.push_back({kube::resources::deployments(), ns, config_.workloads});
-    set.sources.push_back({kube::resources::services(), ns, config_.services});
-    auto applied = owned_.apply(object, set, stop);
-    if (!applied.ok()) {
-      const runtime::OwnedError& error = applied.error();
-      if (error.kind() != runtime::OwnedErrorKind::NotOurs) {
-        return Status(error.status().code(), error.status().message());
-      }
-      // A same-named Deployment that is not ours: never adopted; the user renames or removes it.
-      facts.render_error = error.status().message();
-      rendered.clear();
-    } else {
-      if (service) {
-        facts.endpoint = policy::endpointAddress(md);
-      }
-      if (!applied->applied.empty() || !applied->pruned.empty()) {
-        spdlog::info("modeldeployment {}/{}: applied [{}] pruned [{}]", ns, md.metadata.name,
-                     fmt::join(applied->applied, ", "), fmt::join(applied->pruned, ", "));
-      }
-    }
-  }
-  if (facts.render_error && config_.services != nullptr &&
-      config_.services->get(kube::object::key(ns, md.metadata.name))) {
-    facts.endpoint = policy::endpointAddress(md);  // nothing applied: the Service still fronts
-  }
-
-  // The Binding holds a note of the deployment while it exists (its deletion waits for it).
-  if (md.spec.kv_cache) {
-    KVC_RETURN_IF_ERROR(noteOnBinding(md, /*hold=*/true, stop));
-  }
-  facts.roles = roleFacts(md, rendered);
-  KVC_RETURN_IF_ERROR(writeStatus(object, facts, stop));
-  reportRuntimeSkew(object, facts.roles);
-  return runtime::Action::requeueAfter(config_.resync);
 }
 
 Result<runtime::Action> ModelDeploymentReconciler::teardown(const Json& object,
                                                             const api::ModelDeployment& md,
                                                             std::stop_token stop) {
+  KVC_ASSIGN_OR_RETURN(policy::ModelDeploymentObservation seen, observe(md));
+  KVC_RETURN_IF_ERROR(observeDeleting(object, seen, stop));
+  return actTeardown(object, policy::planModelDeploymentTeardown(seen), seen, stop);
+}
+
+// ---- observe ----------------------------------------------------------------------------------
+
+Result<policy::ModelDeploymentObservation> ModelDeploymentReconciler::observe(
+    const api::ModelDeployment& md) const {
+  policy::ModelDeploymentObservation seen;
+  seen.now = kube::formatTime(config_.clock->wallNow());
+  seen.deployment = md;
   const std::string& ns = md.metadata.namespace_name;
-  // The role Deployments first, in the foreground: each goes once its Pods have.
-  const kube::Api deployments(config_.client, kube::resources::deployments(), ns);
-  for (const Json& child : ownedWorkloads(*config_.workloads, object)) {
-    if (kube::object::isDeleting(child)) {
-      continue;
-    }
-    KVC_RETURN_IF_ERROR(internal::deleteInForeground(deployments, child, stop));
-    spdlog::info("modeldeployment {}/{}: deleting Deployment {}", ns, md.metadata.name,
-                 kube::object::name(child));
-  }
-  policy::ModelDeploymentFacts facts;
-  facts.deployment = md;
-  facts.roles = roleFacts(md, {});
   if (md.spec.kv_cache) {
     const internal::CacheClusterView view(*config_.bindings, *config_.pools, *config_.backends);
-    KVC_ASSIGN_OR_RETURN(facts.binding, view.binding(ns, md.spec.kv_cache->pool_ref));
+    KVC_ASSIGN_OR_RETURN(seen.binding, view.binding(ns, md.spec.kv_cache->pool_ref));
   }
-  // The roles' Pods, terminating ones included, read live: the cache holds no Pods of theirs.
+  for (const api::ModelDeploymentRole& role : md.spec.roles) {
+    if (runtime::ObjectPtr live = config_.workloads->get(
+            kube::object::key(ns, policy::roleWorkloadName(md.metadata.name, role.name)))) {
+      seen.role_deployments[role.name] = *live;
+    }
+  }
+  return seen;
+}
+
+// What spec.kvCache leads to (resolved as Pod injection resolves it), the endpoint Service, the
+// engine Pods, and the skew last reported.
+Status ModelDeploymentReconciler::observeLive(policy::ModelDeploymentObservation& seen) {
+  const api::ModelDeployment& md = seen.deployment;
+  const std::string& ns = md.metadata.namespace_name;
+  const std::string key = kube::object::key(ns, md.metadata.name);
+  seen.settings = config_.settings ? config_.settings() : api::Settings{};
+  if (auto runtime = policy::modelDeploymentRuntime(md); runtime.ok() && seen.binding) {
+    const internal::CacheClusterView view(*config_.bindings, *config_.pools, *config_.backends);
+    policy::ResolveOutcome resolved =
+        policy::resolveBinding(ns, md.spec.kv_cache->pool_ref, runtime->engine, view);
+    if (const Status* failed = std::get_if<Status>(&resolved)) {
+      return failed->withContext("resolving spec.kvCache.poolRef of ModelDeployment " + key);
+    }
+    if (auto* resolution = std::get_if<policy::Resolution>(&resolved)) {
+      seen.resolution = *resolution;
+    } else {
+      seen.refusal = std::get<policy::Refusal>(resolved);
+    }
+  }
+  seen.service_exists = config_.services != nullptr && config_.services->get(key) != nullptr;
+  if (config_.replicas != nullptr) {
+    std::vector<Json> pods;
+    for (const runtime::ObjectPtr& pod : config_.replicas->byIndex(kReplicasByDeployment, key)) {
+      pods.push_back(*pod);
+    }
+    seen.replicas = std::move(pods);
+  }
+  std::lock_guard<std::mutex> guard(skew_mutex_);
+  if (auto it = skew_reported_.find(key); it != skew_reported_.end()) {
+    seen.skew_reported = it->second;
+  }
+  return okStatus();
+}
+
+// Its role Deployments carrying its note (cached), and the Pods of its roles, terminating ones
+// included, read live: the cache holds no Pods of theirs.
+Status ModelDeploymentReconciler::observeDeleting(const Json& object,
+                                                  policy::ModelDeploymentObservation& seen,
+                                                  std::stop_token stop) const {
+  const api::ModelDeployment& md = seen.deployment;
+  const std::string& ns = md.metadata.namespace_name;
+  seen.owned_workloads = ownedWorkloads(*config_.workloads, object);
   const kube::Api pods(config_.client, kube::resources::pods(), ns);
   kube::ListParams params;
   params.label_selector = workloadSelector(md.metadata.name);
@@ -249,63 +210,107 @@ Result<runtime::Action> ModelDeploymentReconciler::teardown(const Json& object,
     return listed.error().status().withContext("listing the Pods of ModelDeployment " +
                                                kube::object::key(ns, md.metadata.name));
   }
-  facts.pods_left = static_cast<std::int64_t>(listed->items.size());
-  KVC_RETURN_IF_ERROR(writeStatus(object, facts, stop));
-  if (policy::holdsBinding(facts)) {
+  seen.pods_left = static_cast<std::int64_t>(listed->items.size());
+  return okStatus();
+}
+
+// ---- act --------------------------------------------------------------------------------------
+
+Result<std::optional<runtime::Action>> ModelDeploymentReconciler::act(
+    const Json& object, const policy::ModelDeploymentPlan& plan,
+    policy::ModelDeploymentObservation& seen, std::stop_token stop) {
+  if (plan.applies()) {
+    KVC_ASSIGN_OR_RETURN(seen.applied, applyWorkloads(object, plan, stop));
+    return std::optional<runtime::Action>();
+  }
+  // The Binding holds a note of the deployment while it exists (its deletion waits for it).
+  if (plan.hold_binding) {
+    KVC_RETURN_IF_ERROR(noteOnBinding(seen.deployment, *plan.hold_binding, stop));
+  }
+  KVC_RETURN_IF_ERROR(writeStatus(plan, seen, stop));
+  reportRuntimeSkew(object, plan);
+  return std::optional<runtime::Action>(runtime::Action::requeueAfter(config_.resync));
+}
+
+Result<runtime::Action> ModelDeploymentReconciler::actTeardown(
+    const Json& object, const policy::ModelDeploymentPlan& plan,
+    const policy::ModelDeploymentObservation& seen, std::stop_token stop) {
+  const api::ModelDeployment& md = seen.deployment;
+  const std::string& ns = md.metadata.namespace_name;
+  // The role Deployments first, in the foreground: each goes once its Pods have.
+  const kube::Api deployments(config_.client, kube::resources::deployments(), ns);
+  for (const Json& child : plan.delete_in_foreground) {
+    KVC_RETURN_IF_ERROR(internal::deleteInForeground(deployments, child, stop));
+    spdlog::info("modeldeployment {}/{}: deleting Deployment {}", ns, md.metadata.name,
+                 kube::object::name(child));
+  }
+  KVC_RETURN_IF_ERROR(writeStatus(plan, seen, stop));
+  if (plan.next == policy::ModelDeploymentNext::DeletingPoll) {
     return runtime::Action::requeueAfter(config_.deleting_poll);
   }
-  {
-    std::lock_guard<std::mutex> guard(skew_mutex_);
-    skew_reported_.erase(kube::object::key(object));
-  }
+  reportRuntimeSkew(object, plan);
   // Gone: nothing writes under the Binding's domain any more.
-  if (md.spec.kv_cache) {
-    KVC_RETURN_IF_ERROR(noteOnBinding(md, /*hold=*/false, stop));
+  if (plan.hold_binding) {
+    KVC_RETURN_IF_ERROR(noteOnBinding(md, *plan.hold_binding, stop));
   }
   spdlog::info("modeldeployment {}/{}: released (its Deployments and Pods are gone)", ns,
                md.metadata.name);
   return runtime::Action::done();
 }
 
-std::vector<policy::ModelDeploymentRoleFacts> ModelDeploymentReconciler::roleFacts(
-    const api::ModelDeployment& md, const std::vector<policy::RenderedRole>& rendered) const {
-  std::vector<policy::ModelDeploymentRoleFacts> out;
-  for (const api::ModelDeploymentRole& role : md.spec.roles) {
-    policy::ModelDeploymentRoleFacts facts;
-    facts.name = role.name;
-    for (const policy::RenderedRole& done : rendered) {
-      if (done.name == role.name) {
-        facts.rendered_hash = stringAt(
-            done.deployment,
-            {"spec", "template", "metadata", "annotations", policy::kPodSpecHashAnnotation.data()});
-        facts.attached = done.attached;
-      }
-    }
-    if (runtime::ObjectPtr live = config_.workloads->get(kube::object::key(
-            md.metadata.namespace_name, policy::roleWorkloadName(md.metadata.name, role.name)))) {
-      facts.deployment = policy::observeRoleDeployment(*live);
-    }
-    out.push_back(std::move(facts));
+Result<policy::WorkloadApply> ModelDeploymentReconciler::applyWorkloads(
+    const Json& object, const policy::ModelDeploymentPlan& plan, std::stop_token stop) {
+  const std::string ns = kube::object::namespaceName(object);
+  const std::string name = kube::object::name(object);
+  runtime::OwnedSet set;
+  for (const policy::RenderedRole& role : *plan.apply) {
+    // The whole Deployment is the contract's: a field someone else set on it is taken back.
+    set.children.push_back({kube::resources::deployments(), role.deployment, role.name,
+                            std::nullopt, /*force=*/true});
   }
-  return out;
+  if (plan.service) {
+    set.children.push_back(
+        {kube::resources::services(), *plan.service, "endpoint", std::nullopt, /*force=*/true});
+  }
+  set.selector = workloadSelector(name);
+  set.prune.push_back({kube::resources::deployments(), ns, config_.workloads});
+  set.prune.push_back({kube::resources::services(), ns, config_.services});
+  set.sources.push_back({kube::resources::deployments(), ns, config_.workloads});
+  set.sources.push_back({kube::resources::services(), ns, config_.services});
+  auto applied = owned_.apply(object, set, stop);
+  if (!applied.ok()) {
+    const runtime::OwnedError& error = applied.error();
+    if (error.kind() != runtime::OwnedErrorKind::NotOurs) {
+      return Status(error.status().code(), error.status().message());
+    }
+    // A same-named Deployment that is not ours: never adopted; the user renames or removes it.
+    return policy::WorkloadApply{error.status().message()};
+  }
+  if (!applied->applied.empty() || !applied->pruned.empty()) {
+    spdlog::info("modeldeployment {}/{}: applied [{}] pruned [{}]", ns, name,
+                 fmt::join(applied->applied, ", "), fmt::join(applied->pruned, ", "));
+  }
+  return policy::WorkloadApply{};
 }
 
-Status ModelDeploymentReconciler::writeStatus(const Json& object,
-                                              const policy::ModelDeploymentFacts& facts,
+Status ModelDeploymentReconciler::writeStatus(const policy::ModelDeploymentPlan& plan,
+                                              const policy::ModelDeploymentObservation& seen,
                                               std::stop_token stop) {
-  const std::string key = kube::object::key(object);
-  const std::string now = kube::formatTime(config_.clock->wallNow());
+  const api::ModelDeployment& md = seen.deployment;
   std::vector<policy::ModelDeploymentEvent> events;
   auto written = status_.update(
-      *config_.deployments, key,
+      *config_.deployments, kube::object::key(md.metadata.namespace_name, md.metadata.name),
       [&](const Json& current) -> Result<Json> {
+        if (kube::object::resourceVersion(current) == md.metadata.resource_version) {
+          events = plan.status->events;
+          return api::modelDeploymentStatusToJson(plan.status->status);
+        }
+        // A newer deployment (a conflict): decided again from it with the same facts.
         KVC_ASSIGN_OR_RETURN(api::ModelDeployment fresh, api::modelDeploymentFromJson(current));
-        policy::ModelDeploymentFacts now_facts = facts;
-        now_facts.deployment = fresh;
-        api::ModelDeployment::Status status =
-            policy::modelDeploymentStatus(now_facts, fresh.metadata.generation, now);
-        events = policy::modelDeploymentEvents(fresh.status, status);
-        return api::modelDeploymentStatusToJson(status);
+        policy::ModelDeploymentStatusPlan moved =
+            policy::modelDeploymentStatusFor(plan.status->facts, fresh, seen.now);
+        events = std::move(moved.events);
+        return api::modelDeploymentStatusToJson(moved.status);
       },
       stop);
   if (!written.ok()) {
@@ -322,39 +327,20 @@ Status ModelDeploymentReconciler::writeStatus(const Json& object,
   return okStatus();
 }
 
-void ModelDeploymentReconciler::reportRuntimeSkew(
-    const Json& object, const std::vector<policy::ModelDeploymentRoleFacts>& roles) {
-  if (config_.replicas == nullptr) {
-    return;
-  }
+void ModelDeploymentReconciler::reportRuntimeSkew(const Json& object,
+                                                  const policy::ModelDeploymentPlan& plan) {
   const std::string key = kube::object::key(object);
-  std::map<std::string, std::string> current;
-  for (const policy::ModelDeploymentRoleFacts& role : roles) {
-    if (role.deployment && !role.deployment->pod_spec_hash.empty()) {
-      current[role.name] = role.deployment->pod_spec_hash;
-    }
-  }
-  std::vector<Json> pods;
-  for (const runtime::ObjectPtr& pod : config_.replicas->byIndex(kReplicasByDeployment, key)) {
-    pods.push_back(*pod);
-  }
-  const std::optional<policy::RuntimeSkew> skew =
-      policy::runtimeVersionSkew(kube::object::name(object), pods, current);
   {
     std::lock_guard<std::mutex> guard(skew_mutex_);
-    if (!skew) {
+    if (plan.forget_skew) {
       skew_reported_.erase(key);
-      return;
+    } else if (plan.skew_signature) {
+      skew_reported_[key] = *plan.skew_signature;
     }
-    auto [it, inserted] = skew_reported_.try_emplace(key, skew->signature);
-    if (!inserted && it->second == skew->signature) {
-      return;  // said already
-    }
-    it->second = skew->signature;
   }
-  if (config_.events != nullptr) {
-    config_.events->event(object, runtime::EventType::Warning, skew->event.reason,
-                          "ObserveReplica", skew->event.message);
+  if (plan.skew_event && config_.events != nullptr) {
+    config_.events->event(object, runtime::EventType::Warning, plan.skew_event->reason,
+                          "ObserveReplica", plan.skew_event->message);
   }
 }
 

@@ -56,6 +56,28 @@
 //   golden:          {"status": modelDeploymentStatusToJson(...), "events": [{type, reason,
 //                    message}], "holdsBinding": bool, "bindingUsedBy": the Binding's
 //                    status.usedBy after setBindingUsedBy (only with a Binding)}
+//
+// plan  (policy::planModelDeployment, or policy::planModelDeploymentTeardown for a deployment
+//        with a deletionTimestamp: one pass decided, STYLE.md §15)
+//   modelDeployment: a whole ModelDeployment as cached (metadata, spec, the status as last
+//                    written)
+//   cluster:         inject/clusters/<name>.yaml (default: default): the Binding spec.kvCache
+//                    names, and (live deployments) what resolveBinding answers there, as the
+//                    controller observes them through its caches
+//   settings:        overrides {dtypeOwned} of the cluster's Settings
+//   binding:         the Binding as cached (a whole object, its status included), in place of
+//                    the cluster's; null: not found. The resolution is still the cluster's
+//   roleDeployments: {role: the live Deployment `<md>-<role>`}   (absent: none)
+//   serviceExists:   the Service `<md>` is cached (default false)
+//   replicas:        [engine Pod]   (absent: not watched, no skew judged)
+//   skewReported:    the signature of the skew last reported
+//   applied:         {} or {refused: message}   present for the pass's second plan: what the
+//                    apply did (refused: a same-named object that is not ours)
+//   ownedWorkloads:  [Deployment] carrying its note, podsLeft: n   (deleting only)
+//   now:             default 2025-06-01T12:00:00Z
+//   golden:          {apply: [{role, deployment, podSpecHash, attached}] | null, service,
+//                    deleteInForeground, holdBinding, status, events, skewEvent, skewSignature,
+//                    forgetSkew, next}
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -75,6 +97,7 @@
 #include "kvc/common/yaml.h"
 #include "kvc/policy/admission/model_deployment_admission.h"
 #include "kvc/api/binding.h"
+#include "kvc/policy/model_deployment/model_deployment_plan.h"
 #include "kvc/policy/model_deployment/model_deployment_render.h"
 #include "kvc/policy/model_deployment/model_deployment_status.h"
 #include "kvc/policy/inject/refusal.h"
@@ -337,11 +360,150 @@ std::string statusCase(const Json& input) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// plan
+
+std::string nextName(ModelDeploymentNext next) {
+  switch (next) {
+  case ModelDeploymentNext::Done: return "Done";
+  case ModelDeploymentNext::Resync: return "Resync";
+  case ModelDeploymentNext::DeletingPoll: return "DeletingPoll";
+  }
+  return "?";
+}
+
+std::vector<Json> objects(const Json& input, const std::string& key) {
+  std::vector<Json> out;
+  for (const Json& object : input.value(key, Json::array())) {
+    out.push_back(object);
+  }
+  return out;
+}
+
+// What the controller observes: the Binding spec.kvCache names and resolveBinding's answer from
+// the cluster (as the caches hold it), and the rest as written in the case.
+ModelDeploymentObservation planObservation(const Json& input) {
+  ModelDeploymentObservation seen;
+  seen.now = input.value("now", std::string("2025-06-01T12:00:00Z"));
+  seen.deployment = deploymentAt(input, "modelDeployment");
+  const api::ModelDeployment& md = seen.deployment;
+  cmd::ClusterFile cluster = clusterOf(input.value("cluster", std::string("default")));
+  seen.settings = cluster.settings;
+  const Json settings = input.value("settings", Json::object());
+  onlyKeys(settings, {"dtypeOwned"});
+  seen.settings.kv_cache_dtype_owned =
+      settings.value("dtypeOwned", seen.settings.kv_cache_dtype_owned);
+  const std::string& ns = md.metadata.namespace_name;
+  if (md.spec.kv_cache) {
+    auto binding = cluster.snapshot.binding(ns, md.spec.kv_cache->pool_ref);
+    if (!binding.ok()) {
+      throw BadInput("cluster: " + binding.status().message());
+    }
+    seen.binding = *binding;
+    if (input.contains("binding")) {
+      seen.binding.reset();
+      if (!input["binding"].is_null()) {
+        auto decoded = api::bindingFromJson(input["binding"]);
+        if (!decoded.ok()) {
+          throw BadInput("binding: " + decoded.status().message());
+        }
+        seen.binding = std::move(decoded).value();
+      }
+    }
+  }
+  auto runtime = modelDeploymentRuntime(md);
+  if (runtime.ok() && seen.binding && !md.metadata.deleting) {
+    ResolveOutcome resolved =
+        resolveBinding(ns, md.spec.kv_cache->pool_ref, runtime->engine, cluster.snapshot);
+    if (auto* resolution = std::get_if<Resolution>(&resolved)) {
+      seen.resolution = *resolution;
+    } else if (auto* refusal = std::get_if<Refusal>(&resolved)) {
+      seen.refusal = *refusal;
+    } else {
+      throw BadInput("cluster: " + std::get<Status>(resolved).message());
+    }
+  }
+  const Json roles = input.value("roleDeployments", Json::object());
+  for (auto it = roles.begin(); it != roles.end(); ++it) {
+    seen.role_deployments[it.key()] = it.value();
+  }
+  seen.service_exists = input.value("serviceExists", false);
+  if (input.contains("replicas")) {
+    seen.replicas = objects(input, "replicas");
+  }
+  if (input.contains("skewReported")) {
+    seen.skew_reported = input["skewReported"].get<std::string>();
+  }
+  if (input.contains("applied")) {
+    onlyKeys(input["applied"], {"refused"});
+    seen.applied = WorkloadApply{};
+    if (input["applied"].contains("refused")) {
+      seen.applied->refused = input["applied"]["refused"].get<std::string>();
+    }
+  }
+  seen.owned_workloads = objects(input, "ownedWorkloads");
+  seen.pods_left = input.value("podsLeft", std::int64_t{0});
+  return seen;
+}
+
+std::string planCase(const Json& input) {
+  onlyKeys(input, {"modelDeployment", "cluster", "settings", "binding", "roleDeployments",
+                   "serviceExists", "replicas", "skewReported", "applied", "ownedWorkloads",
+                   "podsLeft", "now"});
+  const ModelDeploymentObservation seen = planObservation(input);
+  const bool deleting = seen.deployment.metadata.deleting;
+  if (!deleting && (input.contains("ownedWorkloads") || input.contains("podsLeft"))) {
+    throw BadInput("ownedWorkloads, podsLeft: read only while deleting");
+  }
+  const ModelDeploymentPlan plan =
+      deleting ? planModelDeploymentTeardown(seen) : planModelDeployment(seen);
+  Json out = Json::object();
+  Json applied = Json();
+  if (plan.apply) {
+    applied = Json::array();
+    for (const RenderedRole& role : *plan.apply) {
+      applied.push_back(
+          {{"role", role.name},
+           {"deployment", role.deployment["metadata"]["name"]},
+           {"podSpecHash",
+            role.deployment["spec"]["template"]["metadata"]["annotations"]
+                           [std::string(kPodSpecHashAnnotation)]},
+           {"attached", role.attached}});
+    }
+  }
+  out["apply"] = applied;
+  out["service"] = plan.service ? (*plan.service)["metadata"]["name"] : Json();
+  Json deletes = Json::array();
+  for (const Json& child : plan.delete_in_foreground) {
+    deletes.push_back(child["metadata"]["name"]);
+  }
+  out["deleteInForeground"] = deletes;
+  out["holdBinding"] = plan.hold_binding ? Json(*plan.hold_binding) : Json();
+  out["status"] = plan.status ? api::modelDeploymentStatusToJson(plan.status->status) : Json();
+  Json events = Json::array();
+  if (plan.status) {
+    for (const ModelDeploymentEvent& event : plan.status->events) {
+      events.push_back(
+          {{"type", event.type}, {"reason", event.reason}, {"message", event.message}});
+    }
+  }
+  out["events"] = events;
+  out["skewEvent"] = plan.skew_event ? Json{{"type", plan.skew_event->type},
+                                            {"reason", plan.skew_event->reason},
+                                            {"message", plan.skew_event->message}}
+                                     : Json();
+  out["skewSignature"] = plan.skew_signature ? Json(*plan.skew_signature) : Json();
+  out["forgetSkew"] = plan.forget_skew;
+  out["next"] = plan.applies() ? Json("planned again after the apply") : Json(nextName(plan.next));
+  return out.dump(2) + "\n";
+}
+
+// ---------------------------------------------------------------------------------------------
 // The corpus.
 
 const std::map<std::string, std::function<std::string(const Json&)>>& areas() {
   static const std::map<std::string, std::function<std::string(const Json&)>> kAreas = {
-      {"render", renderCase}, {"admission", admissionCase}, {"status", statusCase}};
+      {"render", renderCase}, {"admission", admissionCase}, {"status", statusCase},
+      {"plan", planCase}};
   return kAreas;
 }
 

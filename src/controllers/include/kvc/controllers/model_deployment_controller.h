@@ -1,33 +1,47 @@
 #pragma once
-// The ModelDeployment reconciler (contract §8). One pass over a live deployment:
+// The ModelDeployment reconciler (contract §8). Its finalizer (worker.gpustack.ai/model-deployment)
+// goes through runtime::reconcileWithFinalizer: the deployment holds its Binding (status.usedBy)
+// until its engine Pods are gone, so it is released only after that. Each pass is observe →
+// plan → act (STYLE.md §15): the controller reads what the pass needs into a
+// policy::ModelDeploymentObservation, policy::planModelDeployment / planModelDeploymentTeardown
+// (policy/model_deployment/model_deployment_plan.h) decide every write, status, Event and the
+// requeue, and the pass carries the plan out in this order, stopping at the first write that
+// fails. One pass over a live deployment:
 //
-//   1. Its finalizer (worker.gpustack.ai/model-deployment): the deployment holds its Binding
-//      (status.usedBy) until its engine Pods are gone, so it is released only after that.
-//   2. spec.kvCache.poolRef resolved through the informer caches with policy::resolveBinding —
-//      the function Pod injection calls — into the Binding, pool, backend, master and domain, or
-//      the reason it does not resolve (then no connector is rendered at all).
-//   3. policy::renderModelDeployment: one Deployment `<md>-<role>` per role, the client
-//      configuration from the same renderer as the Pod webhook. A render that fails applies
-//      nothing (what runs keeps running), emits RenderFailed and says why in the status.
-//   4. The Deployments — and, when every role is a Server, the Service `<md>` that fronts them
-//      (policy/model_deployment_endpoint.h) — applied server-side as children of the deployment
-//      (runtime::OwnedApplier: owner reference and note, never adopting an object that is not
-//      ours; children of this deployment that were not rendered are pruned).
-//   5. The deployment written into its Binding's status.usedBy (the Binding's deletion is held,
-//      HeldByWorkloads, while it is there); the pool controller keeps that part of the status.
-//   6. status: kvCache, roles[], endpoint (`<md>.<ns>.svc:8000` while the Service exists), the
-//      conditions and the phase (the policy's decision from what the Binding reports and what
-//      each role's Deployment reports).
-//   7. The replica Events (policy/model_deployment_replicas.h): RuntimeVersionSkew here, once per
-//      distinct set of engine builds; ReplicaEvicted, ReplicaLeaving and ReplicaRestarted from
-//      each engine Pod's updates (recordReplicaTransition, the Pod informer's handler).
+//   observe  spec.kvCache.poolRef resolved through the informer caches with
+//            policy::resolveBinding — the function Pod injection calls — into the Binding, pool,
+//            backend, master and domain, or the reason it does not resolve (then no connector
+//            is rendered at all); the role Deployments, the endpoint Service and the engine Pods
+//            as cached.
+//   act      1. the role Deployments (policy::renderModelDeployment: one `<md>-<role>` per role,
+//               the client configuration from the same renderer as the Pod webhook) — and, when
+//               every role is a Server, the Service `<md>` that fronts them
+//               (policy/model_deployment_endpoint.h) — applied server-side as children of the
+//               deployment (runtime::OwnedApplier: owner reference and note, never adopting an
+//               object that is not ours; children of this deployment that were not rendered are
+//               pruned). A render that fails applies nothing (what runs keeps running). What the
+//               apply did is recorded and the pass planned again: a same-named object that is
+//               not ours is reported as the render failure (RenderFailed in the status and as an
+//               Event);
+//            2. the deployment written into its Binding's status.usedBy (the Binding's deletion
+//               is held, HeldByWorkloads, while it is there); the pool controller keeps that part
+//               of the status;
+//            3. status: kvCache, roles[], endpoint (`<md>.<ns>.svc:8000` while the Service
+//               exists), the conditions and the phase (the policy's decision from what the
+//               Binding reports and what each role's Deployment reports), and the Events
+//               (RenderFailed) when the write changed it;
+//            4. RuntimeVersionSkew, once per distinct set of engine builds; ReplicaEvicted,
+//               ReplicaLeaving and ReplicaRestarted come from each engine Pod's updates
+//               (recordReplicaTransition, the Pod informer's handler);
+//            5. requeueAfter(resync).
 // Deleting: the role Deployments are deleted in the foreground (their Pods go first), the status
-// says Deleting, and once they are gone the deployment leaves the Binding's usedBy and releases
-// its finalizer.
+// says Deleting, and once they and their Pods (listed live) are gone the deployment leaves the
+// Binding's usedBy and releases its finalizer; until then requeueAfter(deleting_poll).
 
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -37,8 +51,7 @@
 #include "kvc/common/clock.h"
 #include "kvc/controllers/setup.h"
 #include "kvc/kube/client.h"
-#include "kvc/policy/model_deployment/model_deployment_render.h"
-#include "kvc/policy/model_deployment/model_deployment_status.h"
+#include "kvc/policy/model_deployment/model_deployment_plan.h"
 #include "kvc/runtime/controller.h"
 #include "kvc/runtime/events.h"
 #include "kvc/runtime/informer.h"
@@ -104,23 +117,42 @@ public:
   static Status setupWithManager(runtime::Manager& manager, const ControllerSetup& setup);
 
 private:
+  // The two passes reconcileWithFinalizer runs: a live deployment, a deleting one.
   Result<runtime::Action> converge(const Json& object, const api::ModelDeployment& md,
                                    std::stop_token stop);
   Result<runtime::Action> teardown(const Json& object, const api::ModelDeployment& md,
                                    std::stop_token stop);
+
+  // observe: what both passes read (the Binding, the role Deployments), then what a live pass
+  // reads (the resolution, the Service, the engine Pods and the skew last reported) or what a
+  // deleting one reads (its workloads, the Pods of its roles, read live).
+  Result<policy::ModelDeploymentObservation> observe(const api::ModelDeployment& md) const;
+  Status observeLive(policy::ModelDeploymentObservation& seen);
+  Status observeDeleting(const Json& object, policy::ModelDeploymentObservation& seen,
+                         std::stop_token stop) const;
+
+  // act. A live pass: nullopt when it is to be planned again (the apply done).
+  Result<std::optional<runtime::Action>> act(const Json& object,
+                                             const policy::ModelDeploymentPlan& plan,
+                                             policy::ModelDeploymentObservation& seen,
+                                             std::stop_token stop);
+  Result<runtime::Action> actTeardown(const Json& object, const policy::ModelDeploymentPlan& plan,
+                                      const policy::ModelDeploymentObservation& seen,
+                                      std::stop_token stop);
+  // The role Deployments and the Service applied as children; a same-named object that is not
+  // ours is a refusal (nothing written), any other failure an error.
+  Result<policy::WorkloadApply> applyWorkloads(const Json& object,
+                                               const policy::ModelDeploymentPlan& plan,
+                                               std::stop_token stop);
   // Adds (hold) or removes the deployment from its Binding's status.usedBy; writes only on a
   // change, and nothing when the Binding does not exist.
   Status noteOnBinding(const api::ModelDeployment& md, bool hold, std::stop_token stop);
-  // Per spec role: this pass's render (hash, connector) and its live Deployment.
-  std::vector<policy::ModelDeploymentRoleFacts> roleFacts(
-      const api::ModelDeployment& md, const std::vector<policy::RenderedRole>& rendered) const;
-  // policy::modelDeploymentStatus from the fresh object, and the Events it calls for.
-  Status writeStatus(const Json& object, const policy::ModelDeploymentFacts& facts,
-                     std::stop_token stop);
-  // RuntimeVersionSkew among the running replicas of the current templates, recorded when the
-  // set of builds differs from the one last recorded for this deployment.
-  void reportRuntimeSkew(const Json& object,
-                         const std::vector<policy::ModelDeploymentRoleFacts>& roles);
+  // The planned status (decided again from a newer deployment with the same facts), and the
+  // Events it calls for when the write changed it.
+  Status writeStatus(const policy::ModelDeploymentPlan& plan,
+                     const policy::ModelDeploymentObservation& seen, std::stop_token stop);
+  // RuntimeVersionSkew: the signature remembered (or forgotten) and the Event recorded.
+  void reportRuntimeSkew(const Json& object, const policy::ModelDeploymentPlan& plan);
 
   ModelDeploymentControllerConfig config_;
   runtime::StatusWriter status_;
