@@ -120,14 +120,15 @@ Result<runtime::Action> ModelDeploymentReconciler::converge(const Json& object,
                                                             std::stop_token stop) {
   KVC_ASSIGN_OR_RETURN(policy::ModelDeploymentObservation seen, observe(md));
   KVC_RETURN_IF_ERROR(observeLive(seen));
-  // At most two plans: a plan that applies is followed by one that does not.
-  for (;;) {
-    const policy::ModelDeploymentPlan plan = policy::planModelDeployment(seen);
-    KVC_ASSIGN_OR_RETURN(std::optional<runtime::Action> outcome, act(object, plan, seen, stop));
-    if (outcome) {
-      return *outcome;
-    }
+  // The apply stage: the role workloads and the endpoint Service (nothing when the render
+  // fails), and what it wrote as the caches show it now.
+  const policy::ModelDeploymentPlan applying = policy::planModelDeployment(seen);
+  if (applying.applies()) {
+    KVC_ASSIGN_OR_RETURN(seen.applied, applyWorkloads(object, applying, stop));
+    observeWorkloads(seen);
   }
+  // The report stage: the Binding's note, the status, the runtime skew.
+  return act(object, policy::planModelDeployment(seen), seen, stop);
 }
 
 Result<runtime::Action> ModelDeploymentReconciler::teardown(const Json& object,
@@ -150,13 +151,24 @@ Result<policy::ModelDeploymentObservation> ModelDeploymentReconciler::observe(
     const internal::CacheClusterView view(*config_.bindings, *config_.pools, *config_.backends);
     KVC_ASSIGN_OR_RETURN(seen.binding, view.binding(ns, md.spec.kv_cache->pool_ref));
   }
+  observeWorkloads(seen);
+  return seen;
+}
+
+// Its role Deployments and its endpoint Service, as cached.
+void ModelDeploymentReconciler::observeWorkloads(policy::ModelDeploymentObservation& seen) const {
+  const api::ModelDeployment& md = seen.deployment;
+  const std::string& ns = md.metadata.namespace_name;
+  seen.role_deployments.clear();
   for (const api::ModelDeploymentRole& role : md.spec.roles) {
     if (runtime::ObjectPtr live = config_.workloads->get(
             kube::object::key(ns, policy::roleWorkloadName(md.metadata.name, role.name)))) {
       seen.role_deployments[role.name] = *live;
     }
   }
-  return seen;
+  seen.service_exists =
+      config_.services != nullptr &&
+      config_.services->get(kube::object::key(ns, md.metadata.name)) != nullptr;
 }
 
 // What spec.kvCache leads to (resolved as Pod injection resolves it), the endpoint Service, the
@@ -179,7 +191,6 @@ Status ModelDeploymentReconciler::observeLive(policy::ModelDeploymentObservation
       seen.refusal = std::get<policy::Refusal>(resolved);
     }
   }
-  seen.service_exists = config_.services != nullptr && config_.services->get(key) != nullptr;
   if (config_.replicas != nullptr) {
     std::vector<Json> pods;
     for (const runtime::ObjectPtr& pod : config_.replicas->byIndex(kReplicasByDeployment, key)) {
@@ -216,20 +227,16 @@ Status ModelDeploymentReconciler::observeDeleting(const Json& object,
 
 // ---- act --------------------------------------------------------------------------------------
 
-Result<std::optional<runtime::Action>> ModelDeploymentReconciler::act(
+Result<runtime::Action> ModelDeploymentReconciler::act(
     const Json& object, const policy::ModelDeploymentPlan& plan,
-    policy::ModelDeploymentObservation& seen, std::stop_token stop) {
-  if (plan.applies()) {
-    KVC_ASSIGN_OR_RETURN(seen.applied, applyWorkloads(object, plan, stop));
-    return std::optional<runtime::Action>();
-  }
+    const policy::ModelDeploymentObservation& seen, std::stop_token stop) {
   // The Binding holds a note of the deployment while it exists (its deletion waits for it).
   if (plan.hold_binding) {
     KVC_RETURN_IF_ERROR(noteOnBinding(seen.deployment, *plan.hold_binding, stop));
   }
   KVC_RETURN_IF_ERROR(writeStatus(plan, seen, stop));
   reportRuntimeSkew(object, plan);
-  return std::optional<runtime::Action>(runtime::Action::requeueAfter(config_.resync));
+  return runtime::Action::requeueAfter(config_.resync);
 }
 
 Result<runtime::Action> ModelDeploymentReconciler::actTeardown(

@@ -63,14 +63,18 @@ Result<runtime::Action> ManagedBackend::reconcile(const Json& object,
                                                   const std::set<std::string>& gone,
                                                   std::stop_token stop) {
   policy::ManagedBackendObservation seen = observe(object, backend, gone, stop);
-  // At most two plans: a plan that converges is followed by one that does not.
-  for (;;) {
-    const policy::ManagedBackendPlan plan = policy::planManagedBackend(seen);
-    KVC_ASSIGN_OR_RETURN(std::optional<runtime::Action> outcome, act(object, plan, seen, stop));
-    if (outcome) {
-      return *outcome;
-    }
+  // The converge stage: the finalizer, then what is rendered (nothing without an image), and
+  // what it wrote as the caches show it now.
+  const policy::ManagedBackendPlan converging = policy::planManagedBackend(seen);
+  if (converging.converges()) {
+    KVC_RETURN_IF_ERROR(addFinalizer(object, converging, stop));
+    seen.converged = policy::StoreConverge{converge(object, converging, stop)};
+    seen.store = observeStore(backend, stop);
   }
+  // The report stage: the master, read once per pass and after the converge; then the Events,
+  // the status and the outcome.
+  observeMaster(seen);
+  return act(object, policy::planManagedBackend(seen), seen, stop);
 }
 
 // ---- observe ----------------------------------------------------------------------------------
@@ -92,19 +96,25 @@ policy::ManagedBackendObservation ManagedBackend::observe(const Json& object,
       seen.handover = it->second;
     }
   }
-  if (policy::managedMasterReadable(backend, seen.inputs, seen.store.leader_deployment)) {
-    const std::string admin = api::endpointAddress(
-        policy::managedEndpoints(backend.metadata.name, config_.operator_namespace),
-        api::kEndpointAdmin);
-    auto client = config_.stores(admin);
-    if (client.ok()) {
-      seen.reading = readBackend(**client);
-    } else {
-      seen.reading.admin_address = admin;
-      seen.reading.health_error = client.status().message();
-    }
-  }
   return seen;
+}
+
+// The master through the leader Service's admin port, while an image resolves or the leader
+// Deployment exists (otherwise nothing could answer).
+void ManagedBackend::observeMaster(policy::ManagedBackendObservation& seen) const {
+  if (!policy::managedMasterReadable(seen.backend, seen.inputs, seen.store.leader_deployment)) {
+    return;
+  }
+  const std::string admin = api::endpointAddress(
+      policy::managedEndpoints(seen.backend.metadata.name, config_.operator_namespace),
+      api::kEndpointAdmin);
+  auto client = config_.stores(admin);
+  if (client.ok()) {
+    seen.reading = readBackend(**client);
+  } else {
+    seen.reading.admin_address = admin;
+    seen.reading.health_error = client.status().message();
+  }
 }
 
 policy::ManagedBackendFacts ManagedBackend::observeStore(const api::KVCacheBackend& backend,
@@ -173,17 +183,20 @@ void ManagedBackend::observeRoleBindings(const Json& object,
 
 // ---- act --------------------------------------------------------------------------------------
 
-Result<std::optional<runtime::Action>> ManagedBackend::act(
-    const Json& object, const policy::ManagedBackendPlan& plan,
-    policy::ManagedBackendObservation& seen, std::stop_token stop) {
-  if (plan.add_finalizer) {
-    const kube::Api backends(config_.client, kube::resources::kvCacheBackends());
-    KVC_RETURN_IF_ERROR(runtime::addFinalizer(backends, object, bc::kFinalizer, stop));
+Status ManagedBackend::addFinalizer(const Json& object, const policy::ManagedBackendPlan& plan,
+                                    std::stop_token stop) {
+  if (!plan.add_finalizer) {
+    return okStatus();
   }
-  if (plan.converges()) {
-    seen.converged = policy::StoreConverge{converge(object, plan, stop)};
-    return std::optional<runtime::Action>();
-  }
+  const kube::Api backends(config_.client, kube::resources::kvCacheBackends());
+  return runtime::addFinalizer(backends, object, bc::kFinalizer, stop);
+}
+
+Result<runtime::Action> ManagedBackend::act(const Json& object,
+                                            const policy::ManagedBackendPlan& plan,
+                                            const policy::ManagedBackendObservation& seen,
+                                            std::stop_token stop) {
+  KVC_RETURN_IF_ERROR(addFinalizer(object, plan, stop));
   if (plan.render_failed && config_.events != nullptr) {
     config_.events->event(object, runtime::EventType::Warning, policy::kEventRenderFailed,
                           "Apply", *plan.render_failed);
@@ -193,7 +206,7 @@ Result<std::optional<runtime::Action>> ManagedBackend::act(
   if (plan.failure) {
     return *plan.failure;
   }
-  return std::optional<runtime::Action>(runtime::Action::requeueAfter(config_.resync));
+  return runtime::Action::requeueAfter(config_.resync);
 }
 
 Status ManagedBackend::converge(const Json& object, const policy::ManagedBackendPlan& plan,

@@ -9,17 +9,20 @@
 //            kv-cache-backend-image); the leader Deployment and Pods, each group's DaemonSet and
 //            Pods, the Lease `<b>-leader` (from the informer caches; the Lease read live without
 //            one); while an image resolves, the election RoleBindings the render names (cached,
-//            else live); the master through the leader Service's admin port (/health, then
-//            /metrics and /get_segments_detail while it serves) while an image resolves or the
-//            leader Deployment exists; the leader handover baseline the last pass left.
-//   act      1. the finalizer;
+//            else live); the leader handover baseline the last pass left.
+//   plan, act — the converge stage:
+//            1. the finalizer;
 //            2. the converge, stopping at its first failure: RoleBindings of ours whose roleRef
 //               changed deleted (guarded by uid), everything policy::renderStore renders applied
 //               with server-side apply (owner reference, ownership note, never adopting a
 //               same-named object without our note; one refusal changes nothing), RBAC and
 //               DaemonSets no longer rendered pruned, member Pods whose pod-spec-hash differs
 //               from their group's template deleted (the DaemonSets are OnDelete). What it did
-//               is recorded in the observation and the pass is planned again;
+//               is recorded in the observation, and the store's objects are looked at again.
+//   observe  the master through the leader Service's admin port (/health, then /metrics and
+//            /get_segments_detail while it serves) — once per pass, after the converge — while
+//            an image resolves or the leader Deployment exists.
+//   plan, act — the report stage:
 //            3. RenderFailed (Warning, on the backend) when the render or the converge failed;
 //            4. KVCacheLeaderHandover (Normal) when the Lease moved to another holder;
 //            5. the status (policy::managedBackendStatus), decided again from a newer backend
@@ -61,12 +64,15 @@ private:
                                            std::stop_token stop) const;
   void observeRoleBindings(const Json& object, policy::ManagedBackendObservation& seen,
                            std::stop_token stop) const;
+  void observeMaster(policy::ManagedBackendObservation& seen) const;
 
-  // Carries the plan out; nullopt when the pass is to be planned again (the converge done).
-  Result<std::optional<runtime::Action>> act(const Json& object,
-                                             const policy::ManagedBackendPlan& plan,
-                                             policy::ManagedBackendObservation& seen,
-                                             std::stop_token stop);
+  // The report stage's plan carried out: the finalizer (when no converge added it), the Events,
+  // the status, the outcome.
+  Result<runtime::Action> act(const Json& object, const policy::ManagedBackendPlan& plan,
+                              const policy::ManagedBackendObservation& seen,
+                              std::stop_token stop);
+  Status addFinalizer(const Json& object, const policy::ManagedBackendPlan& plan,
+                      std::stop_token stop);
   // 2, stopping at the first failure, which is returned.
   Status converge(const Json& object, const policy::ManagedBackendPlan& plan,
                   std::stop_token stop);

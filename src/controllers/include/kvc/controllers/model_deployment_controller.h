@@ -13,7 +13,9 @@
 //            backend, master and domain, or the reason it does not resolve (then no connector
 //            is rendered at all); the role Deployments, the endpoint Service and the engine Pods
 //            as cached.
-//   act      1. the role Deployments (policy::renderModelDeployment: one `<md>-<role>` per role,
+//   act      the apply stage, then the report stage planned from the caches as the apply left
+//            them:
+//            1. the role Deployments (policy::renderModelDeployment: one `<md>-<role>` per role,
 //               the client configuration from the same renderer as the Pod webhook) — and, when
 //               every role is a Server, the Service `<md>` that fronts them
 //               (policy/model_deployment_endpoint.h) — applied server-side as children of the
@@ -123,19 +125,19 @@ private:
   Result<runtime::Action> teardown(const Json& object, const api::ModelDeployment& md,
                                    std::stop_token stop);
 
-  // observe: what both passes read (the Binding, the role Deployments), then what a live pass
-  // reads (the resolution, the Service, the engine Pods and the skew last reported) or what a
-  // deleting one reads (its workloads, the Pods of its roles, read live).
+  // observe: what both passes read (the Binding, the role Deployments and the Service), then
+  // what a live pass reads (the resolution, the engine Pods and the skew last reported) or what
+  // a deleting one reads (its workloads, the Pods of its roles, read live).
   Result<policy::ModelDeploymentObservation> observe(const api::ModelDeployment& md) const;
+  void observeWorkloads(policy::ModelDeploymentObservation& seen) const;
   Status observeLive(policy::ModelDeploymentObservation& seen);
   Status observeDeleting(const Json& object, policy::ModelDeploymentObservation& seen,
                          std::stop_token stop) const;
 
-  // act. A live pass: nullopt when it is to be planned again (the apply done).
-  Result<std::optional<runtime::Action>> act(const Json& object,
-                                             const policy::ModelDeploymentPlan& plan,
-                                             policy::ModelDeploymentObservation& seen,
-                                             std::stop_token stop);
+  // act: a live pass's report stage (after the apply stage, in converge), a deleting pass.
+  Result<runtime::Action> act(const Json& object, const policy::ModelDeploymentPlan& plan,
+                              const policy::ModelDeploymentObservation& seen,
+                              std::stop_token stop);
   Result<runtime::Action> actTeardown(const Json& object, const policy::ModelDeploymentPlan& plan,
                                       const policy::ModelDeploymentObservation& seen,
                                       std::stop_token stop);
