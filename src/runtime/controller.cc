@@ -236,18 +236,19 @@ void Controller::handle(const std::string& key) {
     outcome.emplace(reconciler_->reconcile(request, stop_source_.get_token()));
   } catch (const std::exception& e) {
     // The exception boundary: one bad object must not take the worker (and the process) down.
-    count(reconcile_panic_);
     spdlog::error("controller {}: {}: the reconciler threw ({}); retrying with backoff", name_,
                   key, e.what());
   } catch (...) {
-    count(reconcile_panic_);
     spdlog::error("controller {}: {}: the reconciler threw; retrying with backoff", name_, key);
   }
   if (reconcile_time_ != nullptr) {
     reconcile_time_->observe(std::chrono::duration<double>(clock_.now() - start).count());
   }
+  // Each outcome is counted after the queue has taken it: whoever waits for the count (a test,
+  // a scrape) then finds the key's next pass already scheduled.
   if (!outcome) {
     queue_.addRateLimited(key);
+    count(reconcile_panic_);
     return;
   }
   const Result<Action>& result = *outcome;
@@ -256,33 +257,33 @@ void Controller::handle(const std::string& key) {
     switch (status.code()) {
     case StatusCode::InvalidArgument:
     case StatusCode::FailedPrecondition:
-      count(reconcile_terminal_);
       spdlog::warn("controller {}: {}: terminal error, waiting for a change (backstop in {} s): {}",
                    name_, key,
                    std::chrono::duration_cast<std::chrono::seconds>(terminal_requeue_after_).count(),
                    status.toString());
       queue_.forget(key);
       queue_.addAfter(key, terminal_requeue_after_);
+      count(reconcile_terminal_);
       return;
     default:
-      count(reconcile_error_);
       spdlog::warn("controller {}: {}: {} (retry {})", name_, key, status.toString(),
                    queue_.numRequeues(key) + 1);
       queue_.addRateLimited(key);
+      count(reconcile_error_);
       return;
     }
   }
   const Action& action = *result;
   if (action.requeue_after && *action.requeue_after > Clock::Duration::zero()) {
-    count(reconcile_requeue_after_);
     queue_.forget(key);
     queue_.addAfter(key, *action.requeue_after);
+    count(reconcile_requeue_after_);
   } else if (action.requeue) {
-    count(reconcile_requeue_);
     queue_.addRateLimited(key);
+    count(reconcile_requeue_);
   } else {
-    count(reconcile_success_);
     queue_.forget(key);
+    count(reconcile_success_);
   }
 }
 
