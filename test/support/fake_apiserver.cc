@@ -227,6 +227,9 @@ FakeApiServer::FakeApiServer() : impl_(std::make_unique<Impl>()) {
       if (ec || impl->stopping) {
         break;
       }
+      // An answer is written as a header and a body: without TCP_NODELAY the body waits for the
+      // client's delayed ACK (about 40 ms a request).
+      socket->set_option(tcp::no_delay(true), ec);
       const int fd = socket->native_handle();
       std::lock_guard<std::mutex> guard(impl->mutex);
       impl->connections.push_back(
