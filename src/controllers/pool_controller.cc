@@ -154,21 +154,24 @@ Result<policy::PoolObservation> PoolReconciler::observe(const Json& pool_object,
   const policy::PoolBackend backend = policy::poolBackend(seen.pool, seen.backend);
   if (backend.resolved()) {
     // Every claim on the master: the Bindings of every pool naming exactly this backend.
-    for (const auto& sibling : pools_.byIndex(kPoolsByBackend, backend.name)) {
-      seen.siblings.push_back(*sibling);
+    seen.siblings = pools_.byIndex(kPoolsByBackend, backend.name);
+    for (const auto& sibling : seen.siblings) {
       if (sibling->spec.backends.size() != 1) {
         continue;
       }
-      for (const auto& binding : bindings_.byIndex(kBindingsByPool, sibling->metadata.name)) {
-        seen.master_bindings.push_back(*binding);
+      for (auto& binding : bindings_.byIndex(kBindingsByPool, sibling->metadata.name)) {
+        seen.master_bindings.push_back(std::move(binding));
       }
     }
   }
-  for (const auto* bindings : {&seen.master_bindings, &seen.bindings}) {
-    for (const KVCachePoolBinding& binding : *bindings) {
-      if (binding.metadata.deleting) {
-        KVC_RETURN_IF_ERROR(observeHolds(binding, wall, seen, stop));
-      }
+  for (const auto& binding : seen.master_bindings) {
+    if (binding->metadata.deleting) {
+      KVC_RETURN_IF_ERROR(observeHolds(*binding, wall, seen, stop));
+    }
+  }
+  for (const KVCachePoolBinding& binding : seen.bindings) {
+    if (binding.metadata.deleting) {
+      KVC_RETURN_IF_ERROR(observeHolds(binding, wall, seen, stop));
     }
   }
   return seen;

@@ -967,14 +967,17 @@ std::string poolPlanCase(const Json& in) {
     seen.backend = decoded(*backend, "backend", api::backendFromJson);
   }
   if (poolBackend(seen.pool, seen.backend).resolved()) {
-    seen.siblings.push_back(seen.pool);
+    seen.siblings.push_back(std::make_shared<const api::KVCachePool>(seen.pool));
     for (api::KVCachePool& sibling : decodedList(in, "siblings", api::poolFromJson)) {
-      seen.siblings.push_back(std::move(sibling));
+      seen.siblings.push_back(std::make_shared<const api::KVCachePool>(std::move(sibling)));
     }
-    seen.master_bindings = seen.bindings;
+    for (const api::KVCachePoolBinding& binding : seen.bindings) {
+      seen.master_bindings.push_back(std::make_shared<const api::KVCachePoolBinding>(binding));
+    }
     for (api::KVCachePoolBinding& binding :
          decodedList(in, "siblingBindings", api::bindingFromJson)) {
-      seen.master_bindings.push_back(std::move(binding));
+      seen.master_bindings.push_back(
+          std::make_shared<const api::KVCachePoolBinding>(std::move(binding)));
     }
   }
   const Json holds = mapping(in, "", "holds");

@@ -27,11 +27,12 @@ const BindingHold& holdOf(const PoolObservation& seen, const std::string& key) {
 // Every live or deleting Binding of the master claims its domain (pools naming one backend only).
 std::vector<DomainClaim> masterClaims(const PoolObservation& seen) {
   std::vector<DomainClaim> claims;
-  for (const KVCachePoolBinding& binding : seen.master_bindings) {
-    auto ceiling = parseQuantityBytes(binding.spec.quota_ceiling);
-    claims.push_back({binding.spec.domain.name, binding.metadata.namespace_name,
-                      binding.metadata.name, binding.spec.pool_ref, ceiling.ok() ? *ceiling : 0,
-                      binding.metadata.deleting});
+  claims.reserve(seen.master_bindings.size());
+  for (const auto& binding : seen.master_bindings) {
+    auto ceiling = parseQuantityBytes(binding->spec.quota_ceiling);
+    claims.push_back({binding->spec.domain.name, binding->metadata.namespace_name,
+                      binding->metadata.name, binding->spec.pool_ref, ceiling.ok() ? *ceiling : 0,
+                      binding->metadata.deleting});
   }
   return claims;
 }
@@ -41,15 +42,15 @@ std::vector<DomainClaim> masterClaims(const PoolObservation& seen) {
 std::set<std::string> releasableDomains(const PoolObservation& seen) {
   std::set<std::string> releasable;
   std::set<std::string> held;
-  for (const KVCachePoolBinding& binding : seen.master_bindings) {
-    if (!binding.metadata.deleting) {
+  for (const auto& binding : seen.master_bindings) {
+    if (!binding->metadata.deleting) {
       continue;
     }
-    const BindingHold& hold = holdOf(seen, keyOf(binding));
+    const BindingHold& hold = holdOf(seen, keyOf(*binding));
     if (hold.holders.empty() && !hold.window_left_seconds) {
-      releasable.insert(binding.spec.domain.name);
+      releasable.insert(binding->spec.domain.name);
     } else {
-      held.insert(binding.spec.domain.name);
+      held.insert(binding->spec.domain.name);
     }
   }
   for (const std::string& domain : held) {
@@ -62,15 +63,15 @@ std::set<std::string> releasableDomains(const PoolObservation& seen) {
 // domain of every deleting Binding it still holds a finalizer on.
 std::set<std::string> registeredDomains(const PoolObservation& seen) {
   std::set<std::string> registered;
-  for (const KVCachePool& sibling : seen.siblings) {
-    for (const api::PoolDomain& domain : sibling.status.domains) {
+  for (const auto& sibling : seen.siblings) {
+    for (const api::PoolDomain& domain : sibling->status.domains) {
       registered.insert(domain.name);
     }
   }
-  for (const KVCachePoolBinding& binding : seen.master_bindings) {
-    if (binding.metadata.deleting &&
-        api::hasFinalizer(binding.metadata, api::binding::kFinalizer)) {
-      registered.insert(binding.spec.domain.name);
+  for (const auto& binding : seen.master_bindings) {
+    if (binding->metadata.deleting &&
+        api::hasFinalizer(binding->metadata, api::binding::kFinalizer)) {
+      registered.insert(binding->spec.domain.name);
     }
   }
   return registered;
@@ -167,10 +168,10 @@ void planGuards(const PoolObservation& seen, PoolPlan& plan) {
     const auto& used_by = seen.backend->status.used_by;
     plan.claim_backend = std::find(used_by.begin(), used_by.end(), claim) == used_by.end();
   }
-  for (const KVCachePoolBinding& binding : seen.master_bindings) {
-    if (!binding.metadata.deleting &&
-        !api::hasFinalizer(binding.metadata, api::binding::kFinalizer)) {
-      plan.binding_finalizers.push_back(keyOf(binding));
+  for (const auto& binding : seen.master_bindings) {
+    if (!binding->metadata.deleting &&
+        !api::hasFinalizer(binding->metadata, api::binding::kFinalizer)) {
+      plan.binding_finalizers.push_back(keyOf(*binding));
     }
   }
 }
@@ -263,7 +264,13 @@ PoolBackend poolBackend(const KVCachePool& pool,
 PoolPlan planPool(const PoolObservation& seen) {
   PoolPlan plan;
   const PoolBackend backend = poolBackend(seen.pool, seen.backend);
-  const MasterReading reading = passReading(seen);
+  // The observed reading, or one that says why the master was not read (passReading); not
+  // copied when it is the observed one (a thousand tenants and their figures).
+  std::optional<MasterReading> unread;
+  if (!backend.resolved()) {
+    unread = passReading(seen);
+  }
+  const MasterReading& reading = unread ? *unread : seen.reading;
   if (!seen.ledger_written) {
     // The ledger stage: the guards, then the writes that bring the ledger to what is desired.
     planGuards(seen, plan);

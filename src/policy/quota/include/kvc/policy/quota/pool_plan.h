@@ -35,6 +35,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -95,8 +96,9 @@ struct PoolObservation {
   // Resolved only: every pool naming the backend (this one included) — their status.domains are
   // what this operator registered — and every Binding of those that name it alone: the claims
   // on the master.
-  std::vector<api::KVCachePool> siblings;
-  std::vector<api::KVCachePoolBinding> master_bindings;
+  // Shared, not copied: a pass on a master with a thousand Bindings reads them all, every resync.
+  std::vector<std::shared_ptr<const api::KVCachePool>> siblings;
+  std::vector<std::shared_ptr<const api::KVCachePoolBinding>> master_bindings;
 
   // Per deleting Binding ("ns/name") of the master or of this pool: what holds it.
   std::map<std::string, BindingHold> holds;
