@@ -11,6 +11,7 @@
 #include "kvc/kube/client.h"
 #include "kvc/kube/object.h"
 #include "kvc/kube/discovery.h"
+#include "gate.h"
 
 namespace kvc::kube {
 namespace {
@@ -122,23 +123,7 @@ TEST(TransportTest, AnUnreachableServerIsATransportError) {
 }
 
 // A handler that answers only when the test lets it (after the client has given up).
-class Gate {
-public:
-  void wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [this] { return open_; });
-  }
-  void open() {
-    std::lock_guard<std::mutex> guard(mutex_);
-    open_ = true;
-    cv_.notify_all();
-  }
-
-private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool open_ = false;
-};
+using kvc::testing::Gate;
 
 TEST(TransportTest, ARequestPastItsDeadlineFails) {
   FakeApiServer server;

@@ -17,6 +17,7 @@
 #include "kvc/kube/object.h"
 #include "kvc/kube/resource.h"
 #include "matchers.h"
+#include "gate.h"
 
 namespace kvc::runtime {
 namespace {
@@ -42,24 +43,7 @@ void put(Store& store, const Json& object) {
   store.upsert(kube::object::key(object), object, packObject(object));
 }
 
-// Holds a handler until the test lets it go (a server that does not answer in time).
-class Gate {
-public:
-  void wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [this] { return open_; });
-  }
-  void open() {
-    std::lock_guard<std::mutex> guard(mutex_);
-    open_ = true;
-    cv_.notify_all();
-  }
-
-private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool open_ = false;
-};
+using kvc::testing::Gate;
 
 class CachedReaderTest : public ::testing::Test {
 protected:

@@ -18,6 +18,7 @@
 #include "kvc/api/indexes.h"
 #include "kvc/kube/object.h"
 #include "kvc/runtime/store.h"
+#include "gate.h"
 
 namespace kvc::webhook {
 namespace {
@@ -70,24 +71,7 @@ void put(runtime::Store& store, const Json& object) {
   store.upsert(kube::object::key(object), object, runtime::packObject(object));
 }
 
-// Holds a handler until the test lets it go (a server that does not answer in time).
-class Gate {
-public:
-  void wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [this] { return open_; });
-  }
-  void open() {
-    std::lock_guard<std::mutex> guard(mutex_);
-    open_ = true;
-    cv_.notify_all();
-  }
-
-private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool open_ = false;
-};
+using kvc::testing::Gate;
 
 const std::string kRetry =
     "; it is not a verdict on the object. Retry once the API server answers";
