@@ -1203,8 +1203,8 @@ private:
     kube::Api binding_api(client_, kube::resources::kvCachePoolBindings());
     const std::vector<std::string> keys = bindings_->cache().listKeys();
     parallel(static_cast<int>(keys.size()), o_.writers, [&](int i) {
-      const auto [ns, name] = kube::object::splitKey(keys[static_cast<std::size_t>(i)]);
-      static_cast<void>(binding_api.inNamespace(ns).remove(name));
+      const auto [namespace_name, name] = kube::object::splitKey(keys[static_cast<std::size_t>(i)]);
+      static_cast<void>(binding_api.inNamespace(namespace_name).remove(name));
     });
     kube::Api pools(client_, kube::resources::kvCachePools());
     parallel(o_.pools, o_.writers, [&](int i) { static_cast<void>(pools.remove(poolName(i))); });

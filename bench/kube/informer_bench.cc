@@ -103,28 +103,28 @@ runtime::Transform podProjection() {
                               "/status/conditions"});
 }
 
-int measure(const std::string& mode, const std::string& kubeconfig, const std::string& ns,
+int measure(const std::string& mode, const std::string& kubeconfig, const std::string& namespace_name,
             int expect_updates) {
   if (std::getenv("KVC_BENCH_DEFAULT_MALLOC") == nullptr) {
     runtime::tuneAllocatorForCaches();  // as `kvcache operator` does
   }
   auto client = clientFor(kubeconfig);
   std::vector<std::unique_ptr<runtime::Informer>> informers;
-  auto add = [&](kube::ResourceType resource, std::string namespace_name,
+  auto add = [&](kube::ResourceType resource, std::string watched_namespace,
                  runtime::Transform transform, std::string selector = {}) {
     runtime::InformerOptions o;
     o.resource = std::move(resource);
-    o.namespace_name = std::move(namespace_name);
+    o.namespace_name = std::move(watched_namespace);
     o.transform = std::move(transform);
     o.label_selector = std::move(selector);
     informers.push_back(std::make_unique<runtime::Informer>(client, o));
   };
   if (mode == "pods-raw") {
-    add(kube::resources::pods(), ns, runtime::Transform{"none", nullptr});
+    add(kube::resources::pods(), namespace_name, runtime::Transform{"none", nullptr});
   } else if (mode == "pods") {
-    add(kube::resources::pods(), ns, runtime::stripTransform());
+    add(kube::resources::pods(), namespace_name, runtime::stripTransform());
   } else if (mode == "pods-projected") {
-    add(kube::resources::pods(), ns, podProjection());
+    add(kube::resources::pods(), namespace_name, podProjection());
   } else if (mode == "budget") {
     add(kube::resources::kvCachePoolBindings(), "", runtime::stripTransform());
     add(kube::resources::kvCachePools(), "", runtime::stripTransform());
@@ -219,7 +219,7 @@ struct Child {
 };
 
 Child spawnMeasure(const std::string& self, const std::string& mode, const std::string& kc,
-                   const std::string& ns, int updates) {
+                   const std::string& namespace_name, int updates) {
   int fds[2];
   if (pipe(fds) != 0) {
     std::exit(1);
@@ -230,7 +230,7 @@ Child spawnMeasure(const std::string& self, const std::string& mode, const std::
   posix_spawn_file_actions_addclose(&actions, fds[0]);
   const std::string updates_text = std::to_string(updates);
   std::vector<std::string> argv = {self, "--measure", mode, "--kubeconfig", kc, "--namespace",
-                                   ns,   "--expect-updates", updates_text};
+                                   namespace_name,   "--expect-updates", updates_text};
   std::vector<char*> args;
   for (auto& a : argv) {
     args.push_back(a.data());
@@ -254,9 +254,9 @@ std::string readLine(FILE* f) {
 }
 
 Json runMeasure(const std::string& self, const std::string& mode, const std::string& kc,
-                const std::string& ns, int updates,
+                const std::string& namespace_name, int updates,
                 const std::function<void()>& after_sync = {}) {
-  Child child = spawnMeasure(self, mode, kc, ns, updates);
+  Child child = spawnMeasure(self, mode, kc, namespace_name, updates);
   Json result;
   while (true) {
     const std::string line = readLine(child.out);
@@ -326,28 +326,28 @@ int benchMain(int argc, char** argv) {
   auto client = clientFor(kubeconfig);
   char suffix[16];
   std::snprintf(suffix, sizeof(suffix), "%06x", static_cast<unsigned>(getpid()) & 0xFFFFFF);
-  const std::string ns = std::string("kvc-bench-") + suffix;
+  const std::string namespace_name = std::string("kvc-bench-") + suffix;
   kube::Api namespaces(client, kube::resources::namespaces());
-  static_cast<void>(namespaces.create(Json{{"metadata", {{"name", ns}}}}));
+  static_cast<void>(namespaces.create(Json{{"metadata", {{"name", namespace_name}}}}));
   // The default ServiceAccount must exist before Pods can be created.
-  kube::Api sas(client, kube::resources::serviceAccounts(), ns);
+  kube::Api sas(client, kube::resources::serviceAccounts(), namespace_name);
   for (int i = 0; i < 120 && !sas.get("default").ok(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
 
   // Populate. The Pods' owner must exist, or the garbage collector deletes them.
-  kube::Api cms(client, kube::resources::configMaps(), ns);
+  kube::Api cms(client, kube::resources::configMaps(), namespace_name);
   auto owner = cms.create(Json{{"metadata", {{"name", "llama-3-70b-instruct-7d9f8c6b5"}}}});
   if (!owner.ok()) {
     std::cerr << "cannot create the owner: " << owner.status().toString() << "\n";
     return 1;
   }
   const std::string owner_uid = kube::object::uid(*owner);
-  kube::Api pod_api(client, kube::resources::pods(), ns);
+  kube::Api pod_api(client, kube::resources::pods(), namespace_name);
   std::atomic<int> failures{0};
   auto t = Clock::now();
   parallel(pods, 8, [&](int i) {
-    auto created = pod_api.create(realisticPod(ns, i, owner_uid, "ConfigMap", "v1"));
+    auto created = pod_api.create(realisticPod(namespace_name, i, owner_uid, "ConfigMap", "v1"));
     if (!created.ok()) {
       if (failures++ < 3) {
         std::cerr << "create failed: " << created.status().toString() << "\n";
@@ -364,14 +364,14 @@ int benchMain(int argc, char** argv) {
     }
   });
   const double status_s = seconds(Clock::now() - t);
-  kube::Api binding_api(client, kube::resources::kvCachePoolBindings(), ns);
+  kube::Api binding_api(client, kube::resources::kvCachePoolBindings(), namespace_name);
   parallel(bindings, 8, [&](int i) {
-    if (!binding_api.create(benchBinding(ns, i)).ok()) {
+    if (!binding_api.create(benchBinding(namespace_name, i)).ok()) {
       ++failures;
     }
   });
   kube::Api pool_api(client, kube::resources::kvCachePools());
-  const std::string pool_prefix = ns + "-";
+  const std::string pool_prefix = namespace_name + "-";
   parallel(pools, 8, [&](int i) {
     if (!pool_api.create(benchPool(pool_prefix, i)).ok()) {
       ++failures;
@@ -390,7 +390,7 @@ int benchMain(int argc, char** argv) {
 
   std::vector<Json> results;
   for (const char* mode : {"baseline", "pods-raw", "pods", "pods-projected", "budget"}) {
-    Json r = runMeasure(std::string(argv[0]), mode, kubeconfig, ns, 0);
+    Json r = runMeasure(std::string(argv[0]), mode, kubeconfig, namespace_name, 0);
     results.push_back(r);
     std::cout << "RESULT " << r.dump() << std::endl;
   }
@@ -399,7 +399,7 @@ int benchMain(int argc, char** argv) {
   Clock::time_point writes_done{};
   Clock::time_point writes_start{};
   double write_s = 0;
-  Json watch = runMeasure(std::string(argv[0]), "pods", kubeconfig, ns, updates, [&] {
+  Json watch = runMeasure(std::string(argv[0]), "pods", kubeconfig, namespace_name, updates, [&] {
     const auto w0 = Clock::now();
     writes_start = w0;
     parallel(updates, 8, [&](int i) {
@@ -441,7 +441,7 @@ int benchMain(int argc, char** argv) {
   if (!keep) {
     kube::DeleteParams bg;
     bg.propagation_policy = "Background";
-    static_cast<void>(namespaces.remove(ns, bg));
+    static_cast<void>(namespaces.remove(namespace_name, bg));
     parallel(pools, 8, [&](int i) {
       static_cast<void>(pool_api.remove(pool_prefix + "pool-" + std::to_string(i)));
     });
@@ -457,7 +457,7 @@ int benchMain(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--measure") == 0) {
-    std::string mode, kubeconfig, ns;
+    std::string mode, kubeconfig, namespace_name;
     int updates = 0;
     mode = argc > 2 ? argv[2] : "";
     for (int i = 3; i + 1 < argc; i += 2) {
@@ -465,12 +465,12 @@ int main(int argc, char** argv) {
       if (k == "--kubeconfig") {
         kubeconfig = argv[i + 1];
       } else if (k == "--namespace") {
-        ns = argv[i + 1];
+        namespace_name = argv[i + 1];
       } else if (k == "--expect-updates") {
         updates = std::atoi(argv[i + 1]);
       }
     }
-    return kvc::bench::measure(mode, kubeconfig, ns, updates);
+    return kvc::bench::measure(mode, kubeconfig, namespace_name, updates);
   }
   return kvc::bench::benchMain(argc, argv);
 }

@@ -13,7 +13,7 @@ namespace kvc::bench {
 // `owner` is the uid of the controlling owner. The garbage collector deletes Pods whose owner
 // does not exist, so the live benchmark points them at a ConfigMap it creates (same shape of
 // reference as a ReplicaSet's).
-inline Json realisticPod(const std::string& ns, int i,
+inline Json realisticPod(const std::string& namespace_name, int i,
                          const std::string& owner_uid = "0b6f4c1e-3f1d-4c8e-9a51-2a4f6f0c9d10",
                          const std::string& owner_kind = "ReplicaSet",
                          const std::string& owner_api_version = "apps/v1") {
@@ -77,7 +77,7 @@ inline Json realisticPod(const std::string& ns, int i,
       {"kind", "Pod"},
       {"metadata",
        {{"name", name},
-        {"namespace", ns},
+        {"namespace", namespace_name},
         {"labels",
          {{"app.kubernetes.io/name", "llama-3-70b"},
           {"app.kubernetes.io/instance", "llama-3-70b-" + std::to_string(i % 50)},
@@ -152,10 +152,10 @@ inline Json runningStatus(int i) {
                 {"containerStatuses", statuses}}}};
 }
 
-inline Json benchBinding(const std::string& ns, int i) {
+inline Json benchBinding(const std::string& namespace_name, int i) {
   return Json{{"apiVersion", "worker.gpustack.ai/v1"},
               {"kind", "KVCachePoolBinding"},
-              {"metadata", {{"name", "binding-" + std::to_string(i)}, {"namespace", ns}}},
+              {"metadata", {{"name", "binding-" + std::to_string(i)}, {"namespace", namespace_name}}},
               {"spec",
                {{"poolRef", {{"name", "pool-" + std::to_string(i % 100)}}},
                 {"quota", {{"ceiling", "64Gi"}}},

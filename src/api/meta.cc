@@ -29,7 +29,7 @@ Result<ObjectMeta> objectMetaFromJson(const Json& metadata, std::string_view pat
     return invalidArgument(std::string(path) + " must be an object");
   }
   KVC_ASSIGN_OR_RETURN(auto name, optionalString(metadata, "name", path));
-  KVC_ASSIGN_OR_RETURN(auto ns, optionalString(metadata, "namespace", path));
+  KVC_ASSIGN_OR_RETURN(auto namespace_name, optionalString(metadata, "namespace", path));
   KVC_ASSIGN_OR_RETURN(auto uid, optionalString(metadata, "uid", path));
   KVC_ASSIGN_OR_RETURN(auto rv, optionalString(metadata, "resourceVersion", path));
   KVC_ASSIGN_OR_RETURN(auto generation, optionalInt(metadata, "generation", path));
@@ -51,7 +51,7 @@ Result<ObjectMeta> objectMetaFromJson(const Json& metadata, std::string_view pat
   KVC_ASSIGN_OR_RETURN(meta.labels, stringMap(metadata, "labels", path));
   KVC_ASSIGN_OR_RETURN(meta.annotations, stringMap(metadata, "annotations", path));
   meta.name = name.value_or("");
-  meta.namespace_name = ns.value_or("");
+  meta.namespace_name = namespace_name.value_or("");
   meta.uid = uid.value_or("");
   meta.resource_version = rv.value_or("");
   meta.generation = generation.value_or(0);
@@ -69,7 +69,7 @@ bool hasFinalizer(const ObjectMeta& meta, std::string_view finalizer) {
 std::string describeObject(const Json& object) {
   std::string kind = "object";
   std::string name;
-  std::string ns;
+  std::string namespace_name;
   if (object.is_object()) {
     if (auto it = object.find("kind"); it != object.end() && it->is_string()) {
       kind = it->get<std::string>();
@@ -81,14 +81,14 @@ std::string describeObject(const Json& object) {
         name = gen->get<std::string>() + "*";
       }
       if (auto it = meta->find("namespace"); it != meta->end() && it->is_string()) {
-        ns = it->get<std::string>();
+        namespace_name = it->get<std::string>();
       }
     }
   }
   if (name.empty()) {
     name = "(unnamed)";
   }
-  return ns.empty() ? kind + " " + name : kind + " " + ns + "/" + name;
+  return namespace_name.empty() ? kind + " " + name : kind + " " + namespace_name + "/" + name;
 }
 
 }  // namespace kvc::api

@@ -13,14 +13,14 @@ Result<std::vector<PoolDomain>> domainsFromJson(const Json& list, std::string_vi
     PoolDomain domain;
     KVC_ASSIGN_OR_RETURN(auto name, optionalString(list[i], "name", at));
     KVC_ASSIGN_OR_RETURN(Json binding, optionalObject(list[i], "binding", at));
-    KVC_ASSIGN_OR_RETURN(auto ns, optionalString(binding, "namespace", joinPath(at, "binding")));
+    KVC_ASSIGN_OR_RETURN(auto namespace_name, optionalString(binding, "namespace", joinPath(at, "binding")));
     KVC_ASSIGN_OR_RETURN(auto binding_name, optionalString(binding, "name", joinPath(at, "binding")));
     KVC_ASSIGN_OR_RETURN(auto block_size, optionalInt(list[i], "blockSize", at));
     KVC_ASSIGN_OR_RETURN(auto dtype, optionalString(list[i], "dtype", at));
     KVC_ASSIGN_OR_RETURN(domain.blocks, optionalInt(list[i], "blocks", at));
     KVC_ASSIGN_OR_RETURN(domain.hit_rate, optionalString(list[i], "hitRate", at));
     domain.name = name.value_or("");
-    domain.binding_namespace = ns.value_or("");
+    domain.binding_namespace = namespace_name.value_or("");
     domain.binding_name = binding_name.value_or("");
     domain.block_size = block_size.value_or(0);
     domain.dtype = dtype.value_or("");

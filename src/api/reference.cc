@@ -57,9 +57,9 @@ Result<std::vector<ObjectReference>> objectReferencesFromJson(const Json& list,
   return listFromJson<ObjectReference>(
       list, path, [](const Json& item, const std::string& at) -> Result<ObjectReference> {
         KVC_ASSIGN_OR_RETURN(auto kind, optionalString(item, "kind", at));
-        KVC_ASSIGN_OR_RETURN(auto ns, optionalString(item, "namespace", at));
+        KVC_ASSIGN_OR_RETURN(auto namespace_name, optionalString(item, "namespace", at));
         KVC_ASSIGN_OR_RETURN(auto name, optionalString(item, "name", at));
-        return ObjectReference{kind.value_or(""), ns.value_or(""), name.value_or("")};
+        return ObjectReference{kind.value_or(""), namespace_name.value_or(""), name.value_or("")};
       });
 }
 

@@ -54,16 +54,16 @@ std::string envOr(const char* name, std::string fallback) {
 // Sets (value) or clears (null) the store-role label on this Pod; best effort, logged.
 void labelOwnPod(const kube::ClientPtr& client, const Json& value) {
   const std::string pod = envOr("KUBERNETES_POD_NAME", "");
-  const std::string ns = envOr("KUBERNETES_POD_NAMESPACE", "");
-  if (pod.empty() || ns.empty()) {
+  const std::string namespace_name = envOr("KUBERNETES_POD_NAMESPACE", "");
+  if (pod.empty() || namespace_name.empty()) {
     return;  // not in a Pod (a test on the host): nothing to label
   }
-  const kube::Api pods(client, kube::resources::pods(), ns);
+  const kube::Api pods(client, kube::resources::pods(), namespace_name);
   auto patched = pods.patch(
       pod, kube::MergePatch{{{"metadata",
                               {{"labels", {{std::string(policy::kStoreRoleLabel), value}}}}}}});
   if (!patched.ok()) {
-    spdlog::warn("store leader: could not label Pod {}/{} ({}={}): {}", ns, pod,
+    spdlog::warn("store leader: could not label Pod {}/{} ({}={}): {}", namespace_name, pod,
                  policy::kStoreRoleLabel, value.dump(), patched.error().describe());
   }
 }

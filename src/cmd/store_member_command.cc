@@ -135,10 +135,10 @@ int runMember(const MemberOptions& options) {
     std::cerr << "kvcache store member: " << client.status().message() << "\n";
     return kExitFailure;
   }
-  const std::string ns = target.substr(0, slash);
+  const std::string namespace_name = target.substr(0, slash);
   const std::string lease = target.substr(slash + 1);
   const kube::Api leases =
-      kube::Api(*client, kube::resources::leases(), ns).withTimeout(std::chrono::seconds(5));
+      kube::Api(*client, kube::resources::leases(), namespace_name).withTimeout(std::chrono::seconds(5));
 
   std::optional<store::ChildProcess> child;
   std::optional<LeaseMaster> current;
@@ -174,7 +174,7 @@ int runMember(const MemberOptions& options) {
           return kExitFailure;
         }
         spdlog::info("store member: started {} against {} (Lease {}/{} held by {})",
-                     options.command.front(), (*read)->address, ns, lease, (*read)->holder);
+                     options.command.front(), (*read)->address, namespace_name, lease, (*read)->holder);
         child = std::move(*started);
         current = *read;
       }

@@ -30,9 +30,9 @@ std::string workloadSelector(std::string_view md) {
 std::vector<Json> ownedWorkloads(const runtime::Cache& workloads, const Json& owner) {
   std::vector<Json> out;
   const std::string selector = workloadSelector(kube::object::name(owner));
-  const std::string ns = kube::object::namespaceName(owner);
+  const std::string namespace_name = kube::object::namespaceName(owner);
   for (const runtime::ObjectPtr& child : workloads.list()) {
-    if (kube::object::namespaceName(*child) == ns && runtime::matchesSelector(*child, selector) &&
+    if (kube::object::namespaceName(*child) == namespace_name && runtime::matchesSelector(*child, selector) &&
         runtime::carriesNoteFor(*child, owner)) {
       out.push_back(*child);
     }
@@ -146,10 +146,10 @@ Result<policy::ModelDeploymentObservation> ModelDeploymentReconciler::observe(
   policy::ModelDeploymentObservation seen;
   seen.now = kube::formatTime(config_.clock->wallNow());
   seen.deployment = md;
-  const std::string& ns = md.metadata.namespace_name;
+  const std::string& namespace_name = md.metadata.namespace_name;
   if (md.spec.kv_cache) {
     const internal::CacheClusterView view(*config_.bindings, *config_.pools, *config_.backends);
-    KVC_ASSIGN_OR_RETURN(seen.binding, view.binding(ns, md.spec.kv_cache->pool_ref));
+    KVC_ASSIGN_OR_RETURN(seen.binding, view.binding(namespace_name, md.spec.kv_cache->pool_ref));
   }
   observeWorkloads(seen);
   return seen;
@@ -158,30 +158,30 @@ Result<policy::ModelDeploymentObservation> ModelDeploymentReconciler::observe(
 // Its role Deployments and its endpoint Service, as cached.
 void ModelDeploymentReconciler::observeWorkloads(policy::ModelDeploymentObservation& seen) const {
   const api::ModelDeployment& md = seen.deployment;
-  const std::string& ns = md.metadata.namespace_name;
+  const std::string& namespace_name = md.metadata.namespace_name;
   seen.role_deployments.clear();
   for (const api::ModelDeploymentRole& role : md.spec.roles) {
     if (runtime::ObjectPtr live = config_.workloads->get(
-            kube::object::key(ns, policy::roleWorkloadName(md.metadata.name, role.name)))) {
+            kube::object::key(namespace_name, policy::roleWorkloadName(md.metadata.name, role.name)))) {
       seen.role_deployments[role.name] = *live;
     }
   }
   seen.service_exists =
       config_.services != nullptr &&
-      config_.services->get(kube::object::key(ns, md.metadata.name)) != nullptr;
+      config_.services->get(kube::object::key(namespace_name, md.metadata.name)) != nullptr;
 }
 
 // What spec.kvCache leads to (resolved as Pod injection resolves it), the endpoint Service, the
 // engine Pods, and the skew last reported.
 Status ModelDeploymentReconciler::observeLive(policy::ModelDeploymentObservation& seen) {
   const api::ModelDeployment& md = seen.deployment;
-  const std::string& ns = md.metadata.namespace_name;
-  const std::string key = kube::object::key(ns, md.metadata.name);
+  const std::string& namespace_name = md.metadata.namespace_name;
+  const std::string key = kube::object::key(namespace_name, md.metadata.name);
   seen.settings = config_.settings ? config_.settings() : api::Settings{};
   if (auto runtime = policy::modelDeploymentRuntime(md); runtime.ok() && seen.binding) {
     const internal::CacheClusterView view(*config_.bindings, *config_.pools, *config_.backends);
     policy::ResolveOutcome resolved =
-        policy::resolveBinding(ns, md.spec.kv_cache->pool_ref, runtime->engine, view);
+        policy::resolveBinding(namespace_name, md.spec.kv_cache->pool_ref, runtime->engine, view);
     if (const Status* failed = std::get_if<Status>(&resolved)) {
       return failed->withContext("resolving spec.kvCache.poolRef of ModelDeployment " + key);
     }
@@ -211,15 +211,15 @@ Status ModelDeploymentReconciler::observeDeleting(const Json& object,
                                                   policy::ModelDeploymentObservation& seen,
                                                   std::stop_token stop) const {
   const api::ModelDeployment& md = seen.deployment;
-  const std::string& ns = md.metadata.namespace_name;
+  const std::string& namespace_name = md.metadata.namespace_name;
   seen.owned_workloads = ownedWorkloads(*config_.workloads, object);
-  const kube::Api pods(config_.client, kube::resources::pods(), ns);
+  const kube::Api pods(config_.client, kube::resources::pods(), namespace_name);
   kube::ListParams params;
   params.label_selector = workloadSelector(md.metadata.name);
   auto listed = pods.list(params, stop);
   if (!listed.ok()) {
     return listed.error().status().withContext("listing the Pods of ModelDeployment " +
-                                               kube::object::key(ns, md.metadata.name));
+                                               kube::object::key(namespace_name, md.metadata.name));
   }
   seen.pods_left = static_cast<std::int64_t>(listed->items.size());
   return okStatus();
@@ -243,12 +243,12 @@ Result<runtime::Action> ModelDeploymentReconciler::actTeardown(
     const Json& object, const policy::ModelDeploymentPlan& plan,
     const policy::ModelDeploymentObservation& seen, std::stop_token stop) {
   const api::ModelDeployment& md = seen.deployment;
-  const std::string& ns = md.metadata.namespace_name;
+  const std::string& namespace_name = md.metadata.namespace_name;
   // The role Deployments first, in the foreground: each goes once its Pods have.
-  const kube::Api deployments(config_.client, kube::resources::deployments(), ns);
+  const kube::Api deployments(config_.client, kube::resources::deployments(), namespace_name);
   for (const Json& child : plan.delete_in_foreground) {
     KVC_RETURN_IF_ERROR(internal::deleteInForeground(deployments, child, stop));
-    spdlog::info("modeldeployment {}/{}: deleting Deployment {}", ns, md.metadata.name,
+    spdlog::info("modeldeployment {}/{}: deleting Deployment {}", namespace_name, md.metadata.name,
                  kube::object::name(child));
   }
   KVC_RETURN_IF_ERROR(writeStatus(plan, seen, stop));
@@ -260,14 +260,14 @@ Result<runtime::Action> ModelDeploymentReconciler::actTeardown(
   if (plan.hold_binding) {
     KVC_RETURN_IF_ERROR(noteOnBinding(md, *plan.hold_binding, stop));
   }
-  spdlog::info("modeldeployment {}/{}: released (its Deployments and Pods are gone)", ns,
+  spdlog::info("modeldeployment {}/{}: released (its Deployments and Pods are gone)", namespace_name,
                md.metadata.name);
   return runtime::Action::done();
 }
 
 Result<policy::WorkloadApply> ModelDeploymentReconciler::applyWorkloads(
     const Json& object, const policy::ModelDeploymentPlan& plan, std::stop_token stop) {
-  const std::string ns = kube::object::namespaceName(object);
+  const std::string namespace_name = kube::object::namespaceName(object);
   const std::string name = kube::object::name(object);
   runtime::OwnedSet set;
   for (const policy::RenderedRole& role : *plan.apply) {
@@ -280,10 +280,10 @@ Result<policy::WorkloadApply> ModelDeploymentReconciler::applyWorkloads(
         {kube::resources::services(), *plan.service, "endpoint", std::nullopt, /*force=*/true});
   }
   set.selector = workloadSelector(name);
-  set.prune.push_back({kube::resources::deployments(), ns, config_.workloads});
-  set.prune.push_back({kube::resources::services(), ns, config_.services});
-  set.sources.push_back({kube::resources::deployments(), ns, config_.workloads});
-  set.sources.push_back({kube::resources::services(), ns, config_.services});
+  set.prune.push_back({kube::resources::deployments(), namespace_name, config_.workloads});
+  set.prune.push_back({kube::resources::services(), namespace_name, config_.services});
+  set.sources.push_back({kube::resources::deployments(), namespace_name, config_.workloads});
+  set.sources.push_back({kube::resources::services(), namespace_name, config_.services});
   auto applied = owned_.apply(object, set, stop);
   if (!applied.ok()) {
     const runtime::OwnedError& error = applied.error();
@@ -294,7 +294,7 @@ Result<policy::WorkloadApply> ModelDeploymentReconciler::applyWorkloads(
     return policy::WorkloadApply{error.status().message()};
   }
   if (!applied->applied.empty() || !applied->pruned.empty()) {
-    spdlog::info("modeldeployment {}/{}: applied [{}] pruned [{}]", ns, name,
+    spdlog::info("modeldeployment {}/{}: applied [{}] pruned [{}]", namespace_name, name,
                  fmt::join(applied->applied, ", "), fmt::join(applied->pruned, ", "));
   }
   return policy::WorkloadApply{};

@@ -132,9 +132,9 @@ Result<Config> build(const Merged& merged, const LoadOptions& options) {
   }
   Config config;
   config.context = context_name;
-  const std::string ns = str(ctx->second.value, "namespace");
-  if (!ns.empty()) {
-    config.default_namespace = ns;
+  const std::string namespace_name = str(ctx->second.value, "namespace");
+  if (!namespace_name.empty()) {
+    config.default_namespace = namespace_name;
   }
   config.server = str(cluster->second.value, "server");
   while (!config.server.empty() && config.server.back() == '/') {
@@ -290,9 +290,9 @@ Result<Config> inClusterConfig(const fs::path& sa_dir) {
                               " is empty");
   }
   KVC_ASSIGN_OR_RETURN(config.ca_pem, readFile(sa_dir / "ca.crt", "service-account CA"));
-  auto ns = readFile(sa_dir / "namespace", "service-account namespace");
-  if (ns.ok() && !trim(*ns).empty()) {
-    config.default_namespace = trim(*ns);
+  auto namespace_name = readFile(sa_dir / "namespace", "service-account namespace");
+  if (namespace_name.ok() && !trim(*namespace_name).empty()) {
+    config.default_namespace = trim(*namespace_name);
   }
   return config;
 }

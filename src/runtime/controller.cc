@@ -11,8 +11,8 @@ namespace kvc::runtime {
 std::string Request::key() const { return kube::object::key(namespace_name, name); }
 
 Request Request::fromKey(std::string_view key) {
-  auto [ns, name] = kube::object::splitKey(key);
-  return Request{std::move(ns), std::move(name)};
+  auto [namespace_name, name] = kube::object::splitKey(key);
+  return Request{std::move(namespace_name), std::move(name)};
 }
 
 std::vector<Request> requestForObject(const Json& object) {

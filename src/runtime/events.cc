@@ -77,10 +77,10 @@ void EventRecorder::event(const Json& regarding, EventType type, std::string_vie
   const std::string type_name = type == EventType::Warning ? "Warning" : "Normal";
   const std::string kind = regarding.value("kind", std::string());
   const std::string name = kube::object::name(regarding);
-  const std::string ns = kube::object::namespaceName(regarding);
+  const std::string namespace_name = kube::object::namespaceName(regarding);
   const std::string uid = kube::object::uid(regarding);
   const std::string note_text = cut(note, kMaxNote);
-  const std::string object_key = kind + "/" + ns + "/" + name + "/" + uid;
+  const std::string object_key = kind + "/" + namespace_name + "/" + name + "/" + uid;
   const std::string key = object_key + "\x1f" + type_name + "\x1f" + std::string(reason) +
                           "\x1f" + std::string(action) + "\x1f" + note_text + "\x1f" +
                           options_.reporting_controller;
@@ -106,7 +106,7 @@ void EventRecorder::event(const Json& regarding, EventType type, std::string_vie
     ++stats_.dropped_rate_limited;
     return;
   }
-  const std::string event_ns = ns.empty() ? "default" : ns;
+  const std::string event_ns = namespace_name.empty() ? "default" : namespace_name;
   char suffix[32];
   std::snprintf(suffix, sizeof(suffix), ".%llx",
                 static_cast<unsigned long long>(
@@ -115,8 +115,8 @@ void EventRecorder::event(const Json& regarding, EventType type, std::string_vie
   Json regarding_ref = Json::object();
   regarding_ref["apiVersion"] = regarding.value("apiVersion", std::string());
   regarding_ref["kind"] = kind;
-  if (!ns.empty()) {
-    regarding_ref["namespace"] = ns;
+  if (!namespace_name.empty()) {
+    regarding_ref["namespace"] = namespace_name;
   }
   regarding_ref["name"] = name;
   if (!uid.empty()) {
@@ -176,8 +176,8 @@ void EventRecorder::flushSeriesLocked(std::deque<Op>& out, bool all) {
 
 void EventRecorder::send(const Op& op) {
   if (op.kind == Op::Create) {
-    const std::string ns = op.body["metadata"]["namespace"].get<std::string>();
-    kube::Api api(client_, kube::resources::events(), ns);
+    const std::string namespace_name = op.body["metadata"]["namespace"].get<std::string>();
+    kube::Api api(client_, kube::resources::events(), namespace_name);
     auto created = api.create(op.body);
     std::lock_guard<std::mutex> guard(mutex_);
     if (created.ok()) {
@@ -196,7 +196,7 @@ void EventRecorder::send(const Op& op) {
     }
     return;
   }
-  std::string ns;
+  std::string namespace_name;
   std::string name;
   Json patch;
   {
@@ -205,20 +205,20 @@ void EventRecorder::send(const Op& op) {
     if (it == series_.end()) {
       return;
     }
-    ns = it->second.namespace_name;
+    namespace_name = it->second.namespace_name;
     name = it->second.event_name;
     patch = {{"series",
               {{"count", it->second.count},
                {"lastObservedTime", kube::formatMicroTime(it->second.last_seen_wall)}}}};
   }
-  kube::Api api(client_, kube::resources::events(), ns);
+  kube::Api api(client_, kube::resources::events(), namespace_name);
   auto patched = api.patch(name, kube::MergePatch{std::move(patch)});
   std::lock_guard<std::mutex> guard(mutex_);
   if (patched.ok()) {
     ++stats_.series_patches;
   } else {
     ++stats_.failed;
-    spdlog::warn("events: cannot update the series of {}/{}: {}", ns, name,
+    spdlog::warn("events: cannot update the series of {}/{}: {}", namespace_name, name,
                  patched.error().describe());
   }
 }

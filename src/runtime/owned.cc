@@ -12,9 +12,9 @@ namespace {
 
 constexpr std::string_view kNoteType = "kvcache";
 
-std::string describe(const kube::ResourceType& resource, std::string_view ns,
+std::string describe(const kube::ResourceType& resource, std::string_view namespace_name,
                      std::string_view name) {
-  return resource.kind + " " + kube::object::key(ns, name);
+  return resource.kind + " " + kube::object::key(namespace_name, name);
 }
 
 std::string label(const Json& object, const std::string& key) {
@@ -32,9 +32,9 @@ std::string label(const Json& object, const std::string& key) {
 }
 
 const ChildSource* findSource(const std::vector<ChildSource>& sources,
-                              const kube::ResourceType& resource, std::string_view ns) {
+                              const kube::ResourceType& resource, std::string_view namespace_name) {
   for (const ChildSource& source : sources) {
-    if (source.resource == resource && source.namespace_name == ns && source.cache != nullptr) {
+    if (source.resource == resource && source.namespace_name == namespace_name && source.cache != nullptr) {
       return &source;
     }
   }
@@ -191,12 +191,12 @@ OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
   for (const OwnedChild& child : set.children) {
     Json intent = intentFor(child, owner);
     const std::string name = kube::object::name(intent);
-    const std::string ns = child.resource.namespaced ? kube::object::namespaceName(intent) : "";
-    const std::string what = describe(child.resource, ns, name);
-    rendered.insert(child.resource.plural + "/" + ns + "/" + name);
+    const std::string namespace_name = child.resource.namespaced ? kube::object::namespaceName(intent) : "";
+    const std::string what = describe(child.resource, namespace_name, name);
+    rendered.insert(child.resource.plural + "/" + namespace_name + "/" + name);
     std::optional<Json> live;
-    if (const ChildSource* source = findSource(set.sources, child.resource, ns)) {
-      if (ObjectPtr cached = source->cache->get(kube::object::key(ns, name))) {
+    if (const ChildSource* source = findSource(set.sources, child.resource, namespace_name)) {
+      if (ObjectPtr cached = source->cache->get(kube::object::key(namespace_name, name))) {
         live = *cached;
       }
     }
@@ -204,7 +204,7 @@ OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
     // else created a moment ago, and a server-side apply onto it would adopt it. Only a live
     // NotFound lets the child be created (a read per missing child, none once it is cached).
     if (!live) {
-      kube::Api api(client_, child.resource, ns);
+      kube::Api api(client_, child.resource, namespace_name);
       auto read = api.getOptional(name, stop);
       if (!read.ok()) {
         return OwnedError(OwnedErrorKind::Api, what,
@@ -229,13 +229,13 @@ OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
   for (std::size_t i = 0; i < set.children.size(); ++i) {
     const OwnedChild& child = set.children[i];
     const std::string name = kube::object::name(intents[i]);
-    const std::string ns = child.resource.namespaced ? kube::object::namespaceName(intents[i]) : "";
-    const std::string what = describe(child.resource, ns, name);
+    const std::string namespace_name = child.resource.namespaced ? kube::object::namespaceName(intents[i]) : "";
+    const std::string what = describe(child.resource, namespace_name, name);
     if (satisfied[i]) {
       report.unchanged.push_back(what);
       continue;
     }
-    kube::Api api(client_, child.resource, ns);
+    kube::Api api(client_, child.resource, namespace_name);
     auto applied = api.apply(intents[i], kFieldManager, child.force, stop);
     if (!applied.ok()) {
       return OwnedError(OwnedErrorKind::Api, what,
@@ -267,17 +267,17 @@ OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
     }
     for (const Json& object : candidates) {
       const std::string name = kube::object::name(object);
-      const std::string ns = kube::object::namespaceName(object);
+      const std::string namespace_name = kube::object::namespaceName(object);
       if (!matchesSelector(object, set.selector) || !carriesNoteFor(object, owner) ||
-          rendered.count(source.resource.plural + "/" + ns + "/" + name) > 0 ||
+          rendered.count(source.resource.plural + "/" + namespace_name + "/" + name) > 0 ||
           kube::object::isDeleting(object)) {
         continue;
       }
-      const std::string what = describe(source.resource, ns, name);
+      const std::string what = describe(source.resource, namespace_name, name);
       kube::DeleteParams params;
       params.propagation_policy = "Background";
       params.preconditions = kube::Preconditions{kube::object::uid(object), ""};
-      kube::Api api(client_, source.resource, ns);
+      kube::Api api(client_, source.resource, namespace_name);
       auto removed = api.remove(name, params, stop);
       if (!removed.ok() && !removed.error().isNotFound() && !removed.error().isConflict()) {
         return OwnedError(OwnedErrorKind::Api, what,

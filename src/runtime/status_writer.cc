@@ -61,18 +61,18 @@ Result<StatusWrite> StatusWriter::write(const Json& current, Json status,
     return StatusWrite{StatusWriteOutcome::Unchanged, current};
   }
   const std::string name = kube::object::name(current);
-  const std::string ns = kube::object::namespaceName(current);
+  const std::string namespace_name = kube::object::namespaceName(current);
   Json object = Json::object();
   object["apiVersion"] = resource_.apiVersion();
   object["kind"] = resource_.kind;
   object["metadata"] = Json{{"name", name}, {"resourceVersion", kube::object::resourceVersion(current)}};
-  if (!ns.empty()) {
-    object["metadata"]["namespace"] = ns;
+  if (!namespace_name.empty()) {
+    object["metadata"]["namespace"] = namespace_name;
   }
   object["status"] = std::move(status);
   kube::PostParams params;
   params.field_manager = std::string(kFieldManager);
-  kube::Api api(client_, resource_, ns);
+  kube::Api api(client_, resource_, namespace_name);
   auto written = api.replaceStatus(name, object, params, stop);
   if (!written.ok()) {
     if (written.error().isNotFound()) {
@@ -80,11 +80,11 @@ Result<StatusWrite> StatusWriter::write(const Json& current, Json status,
     }
     if (written.error().isConflict()) {
       count("conflict");
-      return aborted("the status of " + resource_.kind + " " + kube::object::key(ns, name) +
+      return aborted("the status of " + resource_.kind + " " + kube::object::key(namespace_name, name) +
                      " changed after it was read (conflict); retrying from a fresh read");
     }
     return written.status().withContext("writing the status of " + resource_.kind + " " +
-                                        kube::object::key(ns, name));
+                                        kube::object::key(namespace_name, name));
   }
   count("written");
   return StatusWrite{StatusWriteOutcome::Written, std::move(written).value()};

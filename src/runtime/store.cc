@@ -10,11 +10,11 @@ std::vector<std::string> namespaceOf(const Json& object) {
   if (meta == object.end() || !meta->is_object()) {
     return {};
   }
-  auto ns = meta->find("namespace");
-  if (ns == meta->end() || !ns->is_string()) {
+  auto namespace_name = meta->find("namespace");
+  if (namespace_name == meta->end() || !namespace_name->is_string()) {
     return {};
   }
-  return {ns->get<std::string>()};
+  return {namespace_name->get<std::string>()};
 }
 
 std::string versionOf(const Json& object) {

@@ -20,10 +20,10 @@ Json controllerOwner(const Json& object) {
   return Json();
 }
 
-Json reference(const std::string& api_version, const std::string& kind, const std::string& ns,
+Json reference(const std::string& api_version, const std::string& kind, const std::string& namespace_name,
                const std::string& name, const std::string& uid) {
   Json object = {{"apiVersion", api_version}, {"kind", kind},
-                 {"metadata", {{"namespace", ns}, {"name", name}}}};
+                 {"metadata", {{"namespace", namespace_name}, {"name", name}}}};
   if (!uid.empty()) {
     object["metadata"]["uid"] = uid;
   }

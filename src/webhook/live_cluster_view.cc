@@ -14,9 +14,9 @@ LiveClusterView::LiveClusterView(kube::ClientPtr client, const runtime::Cache* b
       pools_(client, kube::resources::kvCachePools(), pools, timeout),
       backends_(client, kube::resources::kvCacheBackends(), backends, timeout) {}
 
-policy::Lookup<api::KVCachePoolBinding> LiveClusterView::binding(std::string_view ns,
+policy::Lookup<api::KVCachePoolBinding> LiveClusterView::binding(std::string_view namespace_name,
                                                                  std::string_view name) const {
-  return bindings_.getAs(ns, name, &api::bindingFromJson);
+  return bindings_.getAs(namespace_name, name, &api::bindingFromJson);
 }
 
 policy::Lookup<api::KVCachePool> LiveClusterView::pool(std::string_view name) const {

@@ -16,11 +16,11 @@ AdmissionResponse PodMutator::handle(const AdmissionRequest& request) const {
     return allow(request.uid);
   }
   const auto start = std::chrono::steady_clock::now();
-  std::string ns = request.namespace_name;
-  if (ns.empty()) {
-    ns = request.object.value(Json::json_pointer("/metadata/namespace"), std::string("default"));
+  std::string namespace_name = request.namespace_name;
+  if (namespace_name.empty()) {
+    namespace_name = request.object.value(Json::json_pointer("/metadata/namespace"), std::string("default"));
   }
-  policy::Decision decision = policy::inject(request.object, ns, *cluster_, settings_());
+  policy::Decision decision = policy::inject(request.object, namespace_name, *cluster_, settings_());
   AdmissionResponse response = allow(request.uid);
   switch (decision.verdict) {
   case policy::Verdict::NotOptedIn:

@@ -392,9 +392,9 @@ ModelDeploymentObservation planObservation(const Json& input) {
   onlyKeys(settings, {"dtypeOwned"});
   seen.settings.kv_cache_dtype_owned =
       settings.value("dtypeOwned", seen.settings.kv_cache_dtype_owned);
-  const std::string& ns = md.metadata.namespace_name;
+  const std::string& namespace_name = md.metadata.namespace_name;
   if (md.spec.kv_cache) {
-    auto binding = cluster.snapshot.binding(ns, md.spec.kv_cache->pool_ref);
+    auto binding = cluster.snapshot.binding(namespace_name, md.spec.kv_cache->pool_ref);
     if (!binding.ok()) {
       throw BadInput("cluster: " + binding.status().message());
     }
@@ -413,7 +413,7 @@ ModelDeploymentObservation planObservation(const Json& input) {
   auto runtime = modelDeploymentRuntime(md);
   if (runtime.ok() && seen.binding && !md.metadata.deleting) {
     ResolveOutcome resolved =
-        resolveBinding(ns, md.spec.kv_cache->pool_ref, runtime->engine, cluster.snapshot);
+        resolveBinding(namespace_name, md.spec.kv_cache->pool_ref, runtime->engine, cluster.snapshot);
     if (auto* resolution = std::get_if<Resolution>(&resolved)) {
       seen.resolution = *resolution;
     } else if (auto* refusal = std::get_if<Refusal>(&resolved)) {

@@ -816,8 +816,8 @@ std::string admissionBindingCase(const Json& in) {
   for (std::size_t i = 0; i < siblings.size(); ++i) {
     const std::string where = "siblings[" + std::to_string(i) + "]";
     onlyKeys(siblings[i], where, {"binding", "domain"});
-    auto [ns, name] = namespacedName(text(siblings[i], where, "binding"), at(where, "binding"));
-    request.siblings.push_back({ns, name, text(siblings[i], where, "domain")});
+    auto [namespace_name, name] = namespacedName(text(siblings[i], where, "binding"), at(where, "binding"));
+    request.siblings.push_back({namespace_name, name, text(siblings[i], where, "domain")});
   }
   const bool from_pool = text(in, "", "ledger") == "FromPool";
   if (from_pool) {

@@ -62,9 +62,9 @@ Status addSites(const Json& object, const Json::json_pointer& at, std::string_vi
     }
     return okStatus();
   }
-  const std::string ns = namespaceOf(object, default_ns);
+  const std::string namespace_name = namespaceOf(object, default_ns);
   if (kind == "Pod") {
-    sites.push_back({at, ns, api::describeObject(object)});
+    sites.push_back({at, namespace_name, api::describeObject(object)});
     return okStatus();
   }
   for (const TemplateKind& workload : kTemplateKinds) {
@@ -78,7 +78,7 @@ Status addSites(const Json& object, const Json::json_pointer& at, std::string_vi
     if (!object.at(pointer).is_object()) {
       return invalidArgument(std::string(workload.pointer).substr(1) + " must be an object");
     }
-    sites.push_back({at / pointer, ns, api::describeObject(object) + " (pod template)"});
+    sites.push_back({at / pointer, namespace_name, api::describeObject(object) + " (pod template)"});
     return okStatus();
   }
   return okStatus();

@@ -25,9 +25,9 @@ policy::Lookup<T> cached(const runtime::Cache& cache, const std::string& key,
 
 }  // namespace
 
-policy::Lookup<api::KVCachePoolBinding> CacheClusterView::binding(std::string_view ns,
+policy::Lookup<api::KVCachePoolBinding> CacheClusterView::binding(std::string_view namespace_name,
                                                                   std::string_view name) const {
-  return cached(bindings_, kube::object::key(ns, name), &api::bindingFromJson);
+  return cached(bindings_, kube::object::key(namespace_name, name), &api::bindingFromJson);
 }
 
 policy::Lookup<api::KVCachePool> CacheClusterView::pool(std::string_view name) const {

@@ -16,7 +16,7 @@ public:
                    const runtime::Cache& backends)
       : bindings_(bindings), pools_(pools), backends_(backends) {}
 
-  policy::Lookup<api::KVCachePoolBinding> binding(std::string_view ns,
+  policy::Lookup<api::KVCachePoolBinding> binding(std::string_view namespace_name,
                                                   std::string_view name) const override;
   policy::Lookup<api::KVCachePool> pool(std::string_view name) const override;
   policy::Lookup<api::KVCacheBackend> backend(std::string_view name) const override;

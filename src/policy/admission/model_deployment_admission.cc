@@ -424,10 +424,10 @@ private:
 
 }  // namespace
 
-Result<AttachmentLookup> lookUpAttachment(const ClusterView& cluster, std::string_view ns,
+Result<AttachmentLookup> lookUpAttachment(const ClusterView& cluster, std::string_view namespace_name,
                                           std::string_view binding) {
   AttachmentLookup out;
-  KVC_ASSIGN_OR_RETURN(out.binding, cluster.binding(ns, binding));
+  KVC_ASSIGN_OR_RETURN(out.binding, cluster.binding(namespace_name, binding));
   if (!out.binding) {
     return out;
   }

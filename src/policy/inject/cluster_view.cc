@@ -17,9 +17,9 @@ void ClusterSnapshot::add(api::KVCacheBackend backend) {
   backends_.insert_or_assign(std::move(key), std::move(backend));
 }
 
-Lookup<api::KVCachePoolBinding> ClusterSnapshot::binding(std::string_view ns,
+Lookup<api::KVCachePoolBinding> ClusterSnapshot::binding(std::string_view namespace_name,
                                                          std::string_view name) const {
-  auto it = bindings_.find(std::make_pair(std::string(ns), std::string(name)));
+  auto it = bindings_.find(std::make_pair(std::string(namespace_name), std::string(name)));
   if (it == bindings_.end()) {
     return std::optional<api::KVCachePoolBinding>();
   }

@@ -392,10 +392,10 @@ std::string_view verdictName(Verdict verdict) {
   return "failed";
 }
 
-Decision inject(const Json& pod, std::string_view ns, const ClusterView& cluster,
+Decision inject(const Json& pod, std::string_view namespace_name, const ClusterView& cluster,
                 const api::Settings& settings) {
   // 1. What the Pod asks for.
-  auto opt_in = readOptIn(member(pod, "metadata"), ns);
+  auto opt_in = readOptIn(member(pod, "metadata"), namespace_name);
   if (std::holds_alternative<NotOptedIn>(opt_in)) {
     return {};
   }
@@ -405,7 +405,7 @@ Decision inject(const Json& pod, std::string_view ns, const ClusterView& cluster
   const OptIn& request = std::get<OptIn>(opt_in);
 
   // 2. What the Binding resolves to.
-  ResolveOutcome resolved = resolveBinding(ns, request.binding, request.engine, cluster);
+  ResolveOutcome resolved = resolveBinding(namespace_name, request.binding, request.engine, cluster);
   if (auto* status = std::get_if<Status>(&resolved)) {
     Decision failed;
     failed.verdict = Verdict::Failed;

@@ -207,7 +207,7 @@ std::variant<bool, Refusal> readForwarding(const Json& annotations) {
 // The Binding annotation: required, a plain name in the Pod's namespace `ns`. Set as a label
 // by mistake, the refusal says so.
 std::variant<std::string, Refusal> readBinding(const Json& annotations, const Json& labels,
-                                               std::string_view ns) {
+                                               std::string_view namespace_name) {
   const std::string* binding = stringMember(annotations, kAnnotationBinding);
   if (binding == nullptr || binding->empty()) {
     std::string hint;
@@ -218,15 +218,15 @@ std::variant<std::string, Refusal> readBinding(const Json& annotations, const Js
                    "annotation " + inQuotes(kAnnotationBinding) + " is required" + hint +
                        ": it names the KVCachePoolBinding that selects the pool and the "
                        "reuse domain. Fix: set it to the name of a KVCachePoolBinding in this "
-                       "Pod's namespace " + inQuotes(ns)};
+                       "Pod's namespace " + inQuotes(namespace_name)};
   }
   if (binding->find('/') != std::string::npos) {
     return Refusal{RefusalReason::BindingCrossNamespace,
                    "annotation " + inQuotes(kAnnotationBinding) + " is " + inQuotes(*binding) +
                        ": there is no cross-namespace form; a Binding is resolved in the Pod's "
-                       "own namespace " + inQuotes(ns) +
+                       "own namespace " + inQuotes(namespace_name) +
                        ". Fix: use the plain name of a KVCachePoolBinding in namespace " +
-                       inQuotes(ns)};
+                       inQuotes(namespace_name)};
   }
   return *binding;
 }
@@ -235,7 +235,7 @@ std::variant<std::string, Refusal> readBinding(const Json& annotations, const Js
 
 // The annotations are read in a fixed order (vocabulary, engine, manufacturer, role,
 // forwarding, Binding), and the first problem is the refusal.
-std::variant<NotOptedIn, OptIn, Refusal> readOptIn(const Json& metadata, std::string_view ns) {
+std::variant<NotOptedIn, OptIn, Refusal> readOptIn(const Json& metadata, std::string_view namespace_name) {
   const Json& labels = metadata.is_object() && metadata.contains("labels")
                            ? metadata["labels"]
                            : Json::object();
@@ -268,7 +268,7 @@ std::variant<NotOptedIn, OptIn, Refusal> readOptIn(const Json& metadata, std::st
     return *refusal;
   }
   request.forwarding_declared = std::get<bool>(forwarding);
-  auto binding = readBinding(annotations, labels, ns);
+  auto binding = readBinding(annotations, labels, namespace_name);
   if (const Refusal* refusal = std::get_if<Refusal>(&binding)) {
     return *refusal;
   }

@@ -51,22 +51,22 @@ std::optional<Refusal> ledgerGate(const api::KVCachePool& pool, bool& tenant) {
 
 }  // namespace
 
-ResolveOutcome resolveBinding(std::string_view ns, std::string_view binding_name, Engine engine,
+ResolveOutcome resolveBinding(std::string_view namespace_name, std::string_view binding_name, Engine engine,
                               const ClusterView& cluster) {
   Resolution out;
-  const std::string binding_ref = inQuotes(std::string(ns) + "/" + std::string(binding_name));
+  const std::string binding_ref = inQuotes(std::string(namespace_name) + "/" + std::string(binding_name));
 
   // The Binding, read live by the webhook.
-  Lookup<api::KVCachePoolBinding> binding = cluster.binding(ns, binding_name);
+  Lookup<api::KVCachePoolBinding> binding = cluster.binding(namespace_name, binding_name);
   if (!binding.ok()) {
     return binding.status().withContext("reading KVCachePoolBinding " + binding_ref);
   }
   if (!binding->has_value()) {
     return Refusal{RefusalReason::BindingNotFound,
                    "KVCachePoolBinding " + inQuotes(binding_name) + " does not exist in namespace " +
-                       inQuotes(ns) +
+                       inQuotes(namespace_name) +
                        ": without it there is no provisioned domain or endpoint to resolve. "
-                       "Fix: create the Binding in namespace " + inQuotes(ns) +
+                       "Fix: create the Binding in namespace " + inQuotes(namespace_name) +
                        ", or fix the name in " + std::string(kAnnotationBinding)};
   }
   const api::KVCachePoolBinding& b = **binding;

@@ -247,7 +247,7 @@ std::optional<RuntimeSkew> runtimeVersionSkew(
     const std::map<std::string, std::string>& current_hashes) {
   // build -> role -> Pods
   std::map<std::string, std::map<std::string, std::vector<std::string>>> builds;
-  std::string ns;
+  std::string namespace_name;
   for (const Json& pod : pods) {
     if (deleting(pod) || text(field(pod, "status"), "phase") != "Running") {
       continue;
@@ -262,7 +262,7 @@ std::optional<RuntimeSkew> runtimeVersionSkew(
     if (build.empty()) {
       continue;
     }
-    ns = text(field(pod, "metadata"), "namespace");
+    namespace_name = text(field(pod, "metadata"), "namespace");
     builds[build][role].push_back(text(field(pod, "metadata"), "name"));
   }
   if (builds.size() < 2) {
@@ -280,7 +280,7 @@ std::optional<RuntimeSkew> runtimeVersionSkew(
     }
     parts.push_back(build + " (" + commaList(on, "") + ")");
   }
-  std::string message = "the running replicas of ModelDeployment " + ns + "/" +
+  std::string message = "the running replicas of ModelDeployment " + namespace_name + "/" +
                         std::string(deployment) + " run " + std::to_string(builds.size()) +
                         " engine builds: ";
   for (std::size_t i = 0; i < parts.size(); ++i) {

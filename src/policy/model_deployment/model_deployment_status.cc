@@ -39,7 +39,7 @@ std::string plural(std::int64_t n, std::string_view noun) {
 struct View {
   const ModelDeploymentFacts& facts;
   const api::ModelDeployment& md;
-  std::string ns;
+  std::string namespace_name;
   std::string self;          // "ModelDeployment team-a/qwen-chat"
   std::string binding_name;  // spec.kvCache.poolRef
   std::string binding_ref;   // "KVCachePoolBinding team-a/team-a"
@@ -48,11 +48,11 @@ struct View {
   std::map<std::string, const ModelDeploymentRoleFacts*> roles;
 
   explicit View(const ModelDeploymentFacts& f) : facts(f), md(f.deployment) {
-    ns = md.metadata.namespace_name;
-    self = "ModelDeployment " + ns + "/" + md.metadata.name;
+    namespace_name = md.metadata.namespace_name;
+    self = "ModelDeployment " + namespace_name + "/" + md.metadata.name;
     if (md.spec.kv_cache) {
       binding_name = md.spec.kv_cache->pool_ref;
-      binding_ref = "KVCachePoolBinding " + ns + "/" + binding_name;
+      binding_ref = "KVCachePoolBinding " + namespace_name + "/" + binding_name;
     }
     for (const api::ModelDeploymentRole& role : md.spec.roles) {
       (role.command ? unmanaged : managed).push_back(role.name);
@@ -98,7 +98,7 @@ Condition bindingNotFound(std::string_view type, const View& v, std::string_view
       type, api::kConditionFalse, md::kReasonBindingNotFound,
       "KVCachePoolBinding " + inQuotes(v.binding_name) +
           ", named by spec.kvCache.poolRef of " + v.self + ", does not exist in namespace " +
-          inQuotes(v.ns) + ", so " + std::string(consequence) +
+          inQuotes(v.namespace_name) + ", so " + std::string(consequence) +
           ". Fix: ask the cluster administrator to create that Binding (it grants the namespace "
           "a pool); " + frozenFix(v));
 }
@@ -477,7 +477,7 @@ Condition replicasUpToDate(const View& v) {
                          "rolling out: " + api::nameList(rolling) +
                              ". Each role replaces one replica at a time (maxUnavailable 1, no "
                              "surge); a rollout that stalls shows in the role's Pods (kubectl -n " +
-                             v.ns + " get pods -l app.kubernetes.io/instance=" +
+                             v.namespace_name + " get pods -l app.kubernetes.io/instance=" +
                              v.md.metadata.name + ")");
   }
   return makeCondition(md::kReplicasUpToDate, api::kConditionTrue, md::kReasonUpToDate,
@@ -537,7 +537,7 @@ Condition roleKindsReady(const View& v) {
     for (const std::string& role : missing_roles) {
       components += (components.empty() ? "" : ",") + role;
     }
-    message += ". Read the Pods: kubectl -n " + v.ns +
+    message += ". Read the Pods: kubectl -n " + v.namespace_name +
                " get pods -l app.kubernetes.io/instance=" + v.md.metadata.name +
                ",app.kubernetes.io/component" +
                (missing_roles.size() == 1 ? "=" + components : " in (" + components + ")");
@@ -650,7 +650,7 @@ void setPhase(api::ModelDeployment::Status& status, const View& v) {
     status.phase = std::string(api::kPhaseDegraded);
     status.phase_message =
         "replicas were lost after " + v.self + " was ready (" + ready_text +
-        "). Read the Pods and their Events: kubectl -n " + v.ns +
+        "). Read the Pods and their Events: kubectl -n " + v.namespace_name +
         " get pods -l app.kubernetes.io/instance=" + v.md.metadata.name;
     return;
   }

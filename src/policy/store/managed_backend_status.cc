@@ -382,8 +382,8 @@ std::optional<std::size_t> tierGroup(const api::KVCacheBackend& backend) {
 
 }  // namespace
 
-std::vector<api::Endpoint> managedEndpoints(std::string_view backend, std::string_view ns) {
-  const std::string host = leaderName(backend) + "." + std::string(ns) + ".svc";
+std::vector<api::Endpoint> managedEndpoints(std::string_view backend, std::string_view namespace_name) {
+  const std::string host = leaderName(backend) + "." + std::string(namespace_name) + ".svc";
   return {{std::string(api::kEndpointClient), host + ":" + std::to_string(kMasterRpcPort)},
           {std::string(api::kEndpointAdmin), host + ":" + std::to_string(kMasterAdminPort)}};
 }

@@ -21,8 +21,8 @@ Json fieldEnv(std::string_view name, std::string_view path) {
           {"valueFrom", {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", std::string(path)}}}}}};
 }
 
-Json meta(std::string name, const std::string& ns, Json labels) {
-  return {{"name", std::move(name)}, {"namespace", ns}, {"labels", std::move(labels)}};
+Json meta(std::string name, const std::string& namespace_name, Json labels) {
+  return {{"name", std::move(name)}, {"namespace", namespace_name}, {"labels", std::move(labels)}};
 }
 
 // The init container that puts the policy where the master may rewrite it (contract §3.2): the

@@ -24,10 +24,10 @@ namespace fs = std::filesystem;
 using kube::Api;
 using kube::ErrorReason;
 
-Json binding(const std::string& name, const std::string& ns, const std::string& ceiling = "1Gi") {
+Json binding(const std::string& name, const std::string& namespace_name, const std::string& ceiling = "1Gi") {
   return Json{{"apiVersion", "worker.gpustack.ai/v1"},
               {"kind", "KVCachePoolBinding"},
-              {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"tier", "gold"}}}}},
+              {"metadata", {{"name", name}, {"namespace", namespace_name}, {"labels", {{"tier", "gold"}}}}},
               {"spec",
                {{"poolRef", {{"name", "shared-dram"}}},
                 {"quota", {{"ceiling", ceiling}}},

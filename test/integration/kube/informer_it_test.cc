@@ -30,15 +30,15 @@ TEST(InformerIntegrationTest, ConvergesAfter500ObjectsAreCreatedWhileItRuns) {
   const ClusterEnv env = ClusterEnv::fromEnvironment();
   auto client = adminClient(env);
   ASSERT_NE(client, nullptr);
-  TestNamespace ns(client, "informer");
-  Api bindings(client, kube::resources::kvCachePoolBindings(), ns.name());
+  TestNamespace namespace_name(client, "informer");
+  Api bindings(client, kube::resources::kvCachePoolBindings(), namespace_name.name());
   // Ten objects exist before the informer starts.
   for (int i = 0; i < 10; ++i) {
     ASSERT_TRUE(bindings.create(binding("pre-" + std::to_string(i))).ok());
   }
   runtime::InformerOptions options;
   options.resource = kube::resources::kvCachePoolBindings();
-  options.namespace_name = ns.name();
+  options.namespace_name = namespace_name.name();
   options.page_size = 100;
   runtime::Informer informer(client, options);
   std::atomic<int> adds{0};

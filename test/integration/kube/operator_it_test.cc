@@ -34,7 +34,7 @@ Json orphanPool(const std::string& name, const std::string& total) {
 // One `kvcache operator` process with its log and its probe/metrics addresses.
 class Operator {
 public:
-  Operator(const ClusterEnv& env, const std::string& ns, const std::string& identity,
+  Operator(const ClusterEnv& env, const std::string& namespace_name, const std::string& identity,
            const std::vector<std::string>& extra = {})
       : identity_(identity),
         log_path_((fs::temp_directory_path() / uniqueName("kvc-it-" + identity)).string() +
@@ -42,8 +42,8 @@ public:
     std::vector<std::string> argv = {kvcacheBinary(),
                                      "operator",
                                      "--kubeconfig=" + env.get("KUBECONFIG"),
-                                     "--namespace=" + ns,
-                                     "--watch-namespace=" + ns,
+                                     "--namespace=" + namespace_name,
+                                     "--watch-namespace=" + namespace_name,
                                      "--lease-name=kvcache-operator",
                                      "--identity=" + identity,
                                      "--health-addr=127.0.0.1:0",
@@ -140,7 +140,7 @@ TEST(OperatorIntegrationTest, WritesAStatusOncePerGenerationUnderItsFieldManager
   const ClusterEnv env = ClusterEnv::fromEnvironment();
   auto client = adminClient(env);
   ASSERT_NE(client, nullptr);
-  TestNamespace ns(client, "opgen");
+  TestNamespace namespace_name(client, "opgen");
   Api pools(client, kube::resources::kvCachePools());
   const std::string name = uniqueName("opgen");
   ASSERT_TRUE(pools.create(orphanPool(name, "1Gi")).ok());
@@ -153,7 +153,7 @@ TEST(OperatorIntegrationTest, WritesAStatusOncePerGenerationUnderItsFieldManager
     }
   } cleanup{pools, name};
 
-  Operator op(env, ns.name(), "op-gen");
+  Operator op(env, namespace_name.name(), "op-gen");
   ASSERT_TRUE(waitFor([&] { return observedGeneration(pools, name) == 1; },
                       std::chrono::seconds(60)))
       << op.process().log();
@@ -198,7 +198,7 @@ TEST(OperatorIntegrationTest, WritesAStatusOncePerGenerationUnderItsFieldManager
             std::string::npos);
 
   // SIGTERM: a clean exit that releases the Lease.
-  Api leases(client, kube::resources::leases(), ns.name());
+  Api leases(client, kube::resources::leases(), namespace_name.name());
   EXPECT_EQ(holder(leases), "op-gen");
   op.process().signal(SIGTERM);
   EXPECT_EQ(op.process().wait(std::chrono::seconds(30)), 0) << op.process().log();
@@ -214,8 +214,8 @@ TEST(OperatorIntegrationTest, ExactlyOneReplicaLeadsAndSigkillMovesTheLeaseInTim
   const ClusterEnv env = ClusterEnv::fromEnvironment();
   auto client = adminClient(env);
   ASSERT_NE(client, nullptr);
-  TestNamespace ns(client, "failover");
-  Api leases(client, kube::resources::leases(), ns.name());
+  TestNamespace namespace_name(client, "failover");
+  Api leases(client, kube::resources::leases(), namespace_name.name());
   constexpr double kLease = 15.0;
   constexpr double kRetry = 2.0;
   constexpr int kTrials = 3;
@@ -223,8 +223,8 @@ TEST(OperatorIntegrationTest, ExactlyOneReplicaLeadsAndSigkillMovesTheLeaseInTim
   for (int trial = 0; trial < kTrials; ++trial) {
     const std::string a_id = "replica-a" + std::to_string(trial);
     const std::string b_id = "replica-b" + std::to_string(trial);
-    Operator a(env, ns.name(), a_id);
-    Operator b(env, ns.name(), b_id);
+    Operator a(env, namespace_name.name(), a_id);
+    Operator b(env, namespace_name.name(), b_id);
     ASSERT_TRUE(waitFor(
         [&] {
           const std::string h = holder(leases);
@@ -295,11 +295,11 @@ TEST(OperatorIntegrationTest, AGracefulStopHandsTheLeaseOverWithinARetry) {
   const ClusterEnv env = ClusterEnv::fromEnvironment();
   auto client = adminClient(env);
   ASSERT_NE(client, nullptr);
-  TestNamespace ns(client, "handover");
-  Api leases(client, kube::resources::leases(), ns.name());
-  Operator a(env, ns.name(), "first");
+  TestNamespace namespace_name(client, "handover");
+  Api leases(client, kube::resources::leases(), namespace_name.name());
+  Operator a(env, namespace_name.name(), "first");
   ASSERT_TRUE(waitFor([&] { return holder(leases) == "first"; }, std::chrono::seconds(60)));
-  Operator b(env, ns.name(), "second");
+  Operator b(env, namespace_name.name(), "second");
   ASSERT_TRUE(waitFor([&] { return b.leaderGauge() == 0; }, std::chrono::seconds(30)));
   a.process().signal(SIGTERM);
   const auto stopped = std::chrono::steady_clock::now();

@@ -74,14 +74,14 @@ bool converged(const runtime::Informer& informer, const Api& api, const std::str
 TEST(ApiserverRestartTest, AnInformerSurvivesGracefulAndAbruptApiserverRestarts) {
   ASSERT_NE(g_cluster, nullptr);
   auto client = adminClient(g_cluster->env());
-  TestNamespace ns(client, "restart");
-  Api cms(client, kube::resources::configMaps(), ns.name());
+  TestNamespace namespace_name(client, "restart");
+  Api cms(client, kube::resources::configMaps(), namespace_name.name());
   for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE(cms.create(configMap("cm-" + std::to_string(i), "v1")).ok());
   }
   runtime::InformerOptions options;
   options.resource = kube::resources::configMaps();
-  options.namespace_name = ns.name();
+  options.namespace_name = namespace_name.name();
   options.label_selector = "watched=yes";
   runtime::Informer informer(client, options);
   informer.start();
@@ -122,12 +122,12 @@ TEST(ApiserverRestartTest, AnInformerSurvivesGracefulAndAbruptApiserverRestarts)
 TEST(ApiserverRestartTest, ACompactedVersionIsGoneAndTheInformerRelists) {
   ASSERT_NE(g_cluster, nullptr);
   auto client = adminClient(g_cluster->env());
-  TestNamespace ns(client, "gone");
-  Api cms(client, kube::resources::configMaps(), ns.name());
+  TestNamespace namespace_name(client, "gone");
+  Api cms(client, kube::resources::configMaps(), namespace_name.name());
   ASSERT_TRUE(cms.create(configMap("watched-0", "v1")).ok());
   runtime::InformerOptions options;
   options.resource = kube::resources::configMaps();
-  options.namespace_name = ns.name();
+  options.namespace_name = namespace_name.name();
   options.label_selector = "watched=yes";
   runtime::Informer informer(client, options);
   informer.start();

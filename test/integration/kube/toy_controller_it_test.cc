@@ -46,9 +46,9 @@ std::string childName(const std::string& toy, int i) { return toy + "-" + std::t
 class ToyReconciler final : public runtime::Reconciler {
 public:
   ToyReconciler(kube::ClientPtr client, const runtime::Cache& toys,
-                const runtime::Cache& config_maps, std::string ns, runtime::Registry& metrics)
+                const runtime::Cache& config_maps, std::string namespace_name, runtime::Registry& metrics)
       : applier_(client), writer_(client, kToys, &metrics), toys_(toys),
-        config_maps_(config_maps), namespace_(std::move(ns)) {}
+        config_maps_(config_maps), namespace_(std::move(namespace_name)) {}
 
   Result<runtime::Action> reconcile(const runtime::Request& request, std::stop_token stop) override {
     runtime::ObjectPtr toy = toys_.get(request.key());

@@ -68,11 +68,11 @@ Json poolObject(const std::string& name, const std::string& total = "16Gi") {
               {"spec", {{"backends", {"mooncake-dram"}}, {"quota", {{"total", total}}}}}};
 }
 
-Json bindingObject(const std::string& ns, const std::string& name, const std::string& pool,
+Json bindingObject(const std::string& namespace_name, const std::string& name, const std::string& pool,
                    const std::string& ceiling, const std::string& domain = "default") {
   return Json{{"apiVersion", "worker.gpustack.ai/v1"},
               {"kind", "KVCachePoolBinding"},
-              {"metadata", {{"namespace", ns}, {"name", name}}},
+              {"metadata", {{"namespace", namespace_name}, {"name", name}}},
               {"spec",
                {{"poolRef", {{"name", pool}}},
                 {"quota", {{"ceiling", ceiling}}},

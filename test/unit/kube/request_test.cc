@@ -6,8 +6,8 @@
 namespace kvc::kube {
 namespace {
 
-RequestBuilder bindings(std::string ns = "team-a") {
-  return RequestBuilder(resources::kvCachePoolBindings(), std::move(ns));
+RequestBuilder bindings(std::string namespace_name = "team-a") {
+  return RequestBuilder(resources::kvCachePoolBindings(), std::move(namespace_name));
 }
 
 TEST(RequestBuilderTest, PathsFollowGroupVersionAndScope) {

@@ -29,7 +29,7 @@ public:
                   std::chrono::milliseconds timeout);
 
   // policy::ClusterView
-  policy::Lookup<api::KVCachePoolBinding> binding(std::string_view ns,
+  policy::Lookup<api::KVCachePoolBinding> binding(std::string_view namespace_name,
                                                   std::string_view name) const override;
   policy::Lookup<api::KVCachePool> pool(std::string_view name) const override;
   policy::Lookup<api::KVCacheBackend> backend(std::string_view name) const override;

@@ -58,7 +58,7 @@ struct AttachmentLookup {
 
 // The lookup through the webhook's ClusterView; a read error is returned as the error, never as
 // "does not exist".
-Result<AttachmentLookup> lookUpAttachment(const ClusterView& cluster, std::string_view ns,
+Result<AttachmentLookup> lookUpAttachment(const ClusterView& cluster, std::string_view namespace_name,
                                           std::string_view binding);
 
 struct ModelDeploymentAdmission {

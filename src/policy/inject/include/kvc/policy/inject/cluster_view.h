@@ -24,7 +24,7 @@ template <typename T> using Lookup = Result<std::optional<T>>;
 class ClusterView {
 public:
   virtual ~ClusterView() = default;
-  virtual Lookup<api::KVCachePoolBinding> binding(std::string_view ns,
+  virtual Lookup<api::KVCachePoolBinding> binding(std::string_view namespace_name,
                                                   std::string_view name) const = 0;
   virtual Lookup<api::KVCachePool> pool(std::string_view name) const = 0;
   virtual Lookup<api::KVCacheBackend> backend(std::string_view name) const = 0;
@@ -38,7 +38,7 @@ public:
   void add(api::KVCacheBackend backend);
 
   // ClusterView
-  Lookup<api::KVCachePoolBinding> binding(std::string_view ns,
+  Lookup<api::KVCachePoolBinding> binding(std::string_view namespace_name,
                                           std::string_view name) const override;
   Lookup<api::KVCachePool> pool(std::string_view name) const override;
   Lookup<api::KVCacheBackend> backend(std::string_view name) const override;

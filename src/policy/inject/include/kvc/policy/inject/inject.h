@@ -56,7 +56,7 @@ struct Decision {
 
 // Decides for a Pod, or for a pod template (an object with `metadata` and `spec`), whose Binding
 // is looked up in namespace `ns`.
-Decision inject(const Json& pod, std::string_view ns, const ClusterView& cluster,
+Decision inject(const Json& pod, std::string_view namespace_name, const ClusterView& cluster,
                 const api::Settings& settings);
 
 }  // namespace kvc::policy

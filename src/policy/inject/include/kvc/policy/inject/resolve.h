@@ -32,7 +32,7 @@ struct Resolution {
 // caller reports as an infrastructure failure and never as "does not exist".
 using ResolveOutcome = std::variant<Resolution, Refusal, Status>;
 
-ResolveOutcome resolveBinding(std::string_view ns, std::string_view binding_name, Engine engine,
+ResolveOutcome resolveBinding(std::string_view namespace_name, std::string_view binding_name, Engine engine,
                               const ClusterView& cluster);
 
 // The transport rule of §7.2 step 10, shared with ModelDeployment admission (a new binding is

@@ -82,7 +82,7 @@ struct ManagedBackendFacts {
 
 // The two endpoints of a managed backend: Client `<b>-leader.<ns>.svc:50051` and Admin
 // `<b>-leader.<ns>.svc:9003`.
-std::vector<api::Endpoint> managedEndpoints(std::string_view backend, std::string_view ns);
+std::vector<api::Endpoint> managedEndpoints(std::string_view backend, std::string_view namespace_name);
 
 api::KVCacheBackend::Status managedBackendStatus(const ManagedBackendFacts& facts,
                                                  const BackendReading& reading,
