@@ -85,7 +85,9 @@ Status BackendReconciler::setupWithManager(runtime::Manager& manager,
         std::pair{kube::resources::configMaps(), &config_maps->cache()}}) {
     config.children.push_back({resource, setup.operator_namespace, cache});
   }
-  auto settings_cache = std::make_shared<runtime::SettingsCache>(settings->cache());
+  std::shared_ptr<const runtime::SettingsCache> settings_cache =
+      setup.settings ? setup.settings
+                     : std::make_shared<runtime::SettingsCache>(settings->cache());
   config.settings = [settings_cache] { return settings_cache->current(); };
   config.events = &manager.events();
   runtime::ControllerOptions options;

@@ -126,6 +126,7 @@ Result<runtime::Action> ModelDeploymentReconciler::converge(const Json& object,
   if (applying.applies()) {
     KVC_ASSIGN_OR_RETURN(seen.applied, applyWorkloads(object, applying, stop));
     observeWorkloads(seen);
+    seen.now = kube::formatTime(config_.clock->wallNow());
   }
   // The report stage: the Binding's note, the status, the runtime skew.
   return act(object, policy::planModelDeployment(seen), seen, stop);

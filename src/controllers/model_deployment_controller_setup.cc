@@ -45,7 +45,9 @@ Status ModelDeploymentReconciler::setupWithManager(runtime::Manager& manager,
   config.bindings = &bindings->cache();
   config.pools = &pools->cache();
   config.backends = &backends->cache();
-  auto settings_cache = std::make_shared<runtime::SettingsCache>(settings->cache());
+  std::shared_ptr<const runtime::SettingsCache> settings_cache =
+      setup.settings ? setup.settings
+                     : std::make_shared<runtime::SettingsCache>(settings->cache());
   config.settings = [settings_cache] { return settings_cache->current(); };
   config.events = &manager.events();
   config.metrics = &manager.metrics();

@@ -26,10 +26,6 @@ using api::KVCacheBackend;
 using api::KVCachePool;
 using api::KVCachePoolBinding;
 
-std::string bindingKey(const KVCachePoolBinding& binding) {
-  return binding.metadata.namespace_name + "/" + binding.metadata.name;
-}
-
 // The backend's status with one part changed by the pool controller: its observedGeneration is
 // the backend controller's to stamp, and stays as that controller wrote it.
 Json keptGenerationStatus(const Json& current, const KVCacheBackend::Status& status) {
@@ -99,23 +95,21 @@ Result<runtime::Action> PoolReconciler::reconcilePool(const Json& pool_object,
   const std::unique_ptr<store::AdminClient> master = observeLedger(seen);
   // The ledger stage: the guards, the ledger's writes, then the master as they left it.
   const policy::PoolPlan guarded = policy::planPool(seen);
-  KVC_RETURN_IF_ERROR(actGuards(guarded, seen, stop));
+  KVC_RETURN_IF_ERROR(actGuards(guarded, pool_object, seen, stop));
   finishLedgerStage(guarded, master.get(), seen);
   // The report stage, from what the master now says.
-  return act(policy::planPool(seen), seen, stop);
+  return act(policy::planPool(seen), pool_object, seen, stop);
 }
 
 // Bindings naming a pool that is gone: nothing is owed to any ledger, so a deleting one is let
-// go; live ones wait for their pool to come back.
+// go; live ones wait for their pool to come back. (Read raw: one that does not decode is let go
+// too.)
 Result<runtime::Action> PoolReconciler::releaseOrphans(const std::string& pool,
                                                        std::stop_token stop) {
-  std::vector<KVCachePoolBinding> named;
-  for (const auto& binding : bindings_.byIndex(kBindingsByPool, pool)) {
-    named.push_back(*binding);
-  }
   const kube::Api bindings(config_.client, kube::resources::kvCachePoolBindings());
-  for (const std::string& key : policy::orphansToRelease(named)) {
-    if (runtime::ObjectPtr object = config_.bindings->get(key)) {
+  for (const runtime::ObjectPtr& object : config_.bindings->byIndex(kBindingsByPool, pool)) {
+    if (kube::object::isDeleting(*object) &&
+        runtime::hasFinalizer(*object, api::binding::kFinalizer)) {
       KVC_RETURN_IF_ERROR(runtime::removeFinalizer(
           bindings.inNamespace(kube::object::namespaceName(*object)), *object,
           api::binding::kFinalizer, stop));
@@ -133,8 +127,7 @@ Result<policy::PoolObservation> PoolReconciler::observe(const Json& pool_object,
   const Clock::WallTime wall = config_.clock->wallNow();
   seen.now = kube::formatTime(wall);
   seen.operator_namespace = config_.operator_namespace;
-  seen.resync_seconds =
-      std::chrono::duration_cast<std::chrono::seconds>(config_.resync).count();
+  seen.resync = config_.resync;
   for (const auto& binding : bindings_.byIndex(kBindingsByPool, seen.pool.metadata.name)) {
     seen.bindings.push_back(*binding);
   }
@@ -182,7 +175,8 @@ Result<policy::PoolObservation> PoolReconciler::observe(const Json& pool_object,
 // a fresh list of the namespace's labelled Pods decides.
 Status PoolReconciler::observeHolds(const KVCachePoolBinding& binding, Clock::WallTime wall,
                                     policy::PoolObservation& seen, std::stop_token stop) {
-  const std::string key = bindingKey(binding);
+  const std::string key =
+      kube::object::key(binding.metadata.namespace_name, binding.metadata.name);
   if (seen.holds.count(key) > 0) {
     return okStatus();
   }
@@ -273,6 +267,7 @@ std::unique_ptr<store::AdminClient> PoolReconciler::observeLedger(policy::PoolOb
 
 // 5–9: the report stage.
 Result<runtime::Action> PoolReconciler::act(const policy::PoolPlan& plan,
+                                            const Json& pool_object,
                                             const policy::PoolObservation& seen,
                                             std::stop_token stop) {
   if (config_.ripple) {
@@ -281,19 +276,26 @@ Result<runtime::Action> PoolReconciler::act(const policy::PoolPlan& plan,
     }
   }
   applyTenantPolicy(plan, seen, stop);
-  KVC_RETURN_IF_ERROR(actBindings(plan, seen, stop));
-  return actPool(plan, seen, stop);
+  // A status decided again from a newer object reads what this pass's plan read.
+  std::optional<policy::MasterReading> reading;
+  const auto pass_reading = [&]() -> const policy::MasterReading& {
+    if (!reading) {
+      reading = policy::passReading(seen);
+    }
+    return *reading;
+  };
+  KVC_RETURN_IF_ERROR(actBindings(plan, seen, pass_reading, stop));
+  return actPool(plan, pool_object, seen, pass_reading, stop);
 }
 
 // 1–3: the pool's finalizer, its claim on the backend, the finalizers of the master's Bindings.
-Status PoolReconciler::actGuards(const policy::PoolPlan& plan,
+Status PoolReconciler::actGuards(const policy::PoolPlan& plan, const Json& pool_object,
                                  const policy::PoolObservation& seen, std::stop_token stop) {
   const std::string& pool = seen.pool.metadata.name;
   if (plan.add_pool_finalizer) {
-    if (runtime::ObjectPtr object = config_.pools->get(pool)) {
-      const kube::Api pools(config_.client, kube::resources::kvCachePools());
-      KVC_RETURN_IF_ERROR(runtime::addFinalizer(pools, *object, api::pool::kFinalizer, stop));
-    }
+    // The pool as observed: one deleted meanwhile fails the patch, and the pass writes nothing.
+    const kube::Api pools(config_.client, kube::resources::kvCachePools());
+    KVC_RETURN_IF_ERROR(runtime::addFinalizer(pools, pool_object, api::pool::kFinalizer, stop));
   }
   if (plan.claim_backend) {
     KVC_RETURN_IF_ERROR(claimBackend(seen.pool.spec.backends.front(), pool, true, stop));
@@ -340,9 +342,12 @@ void PoolReconciler::applyTenantPolicy(const policy::PoolPlan& plan,
                  backend, *plan.tenant_policy_error);
     return;
   }
-  runtime::ObjectPtr backend_object = config_.backends->get(backend);
-  if (!plan.tenant_policy || !backend_object) {
+  if (!plan.tenant_policy) {
     return;
+  }
+  runtime::ObjectPtr backend_object = config_.backends->get(backend);
+  if (!backend_object) {
+    return;  // the owner the ConfigMap is written under is gone
   }
   runtime::OwnedSet set;
   set.children.push_back({kube::resources::configMaps(), *plan.tenant_policy,
@@ -358,37 +363,45 @@ void PoolReconciler::applyTenantPolicy(const policy::PoolPlan& plan,
   }
 }
 
-// 7: each Binding of the pool released (its finalizer removed), or its status written.
+// 7: each Binding of the pool, in order: released (its finalizer removed), or its status
+// written.
 Status PoolReconciler::actBindings(const policy::PoolPlan& plan,
-                                   const policy::PoolObservation& seen, std::stop_token stop) {
+                                   const policy::PoolObservation& seen,
+                                   const ReadingSource& pass_reading, std::stop_token stop) {
   const kube::Api bindings(config_.client, kube::resources::kvCachePoolBindings());
-  for (const std::string& key : plan.release_bindings) {
-    runtime::ObjectPtr object = config_.bindings->get(key);
-    if (!object) {
+  for (const policy::PoolPlan::BindingStep& step : plan.bindings) {
+    if (step.release) {
+      runtime::ObjectPtr object = config_.bindings->get(step.key);
+      if (!object) {
+        continue;
+      }
+      Status removed = unlessGone(runtime::removeFinalizer(
+          bindings.inNamespace(kube::object::namespaceName(*object)), *object,
+          api::binding::kFinalizer, stop));
+      if (!removed.ok()) {
+        return removed.withContext("releasing KVCachePoolBinding " + step.key);
+      }
+      spdlog::info("pool {}: KVCachePoolBinding {} released (reuse domain \"{}\")",
+                   seen.pool.metadata.name, step.key, step.domain);
       continue;
     }
-    Status removed = unlessGone(runtime::removeFinalizer(
-        bindings.inNamespace(kube::object::namespaceName(*object)), *object,
-        api::binding::kFinalizer, stop));
-    if (!removed.ok()) {
-      return removed.withContext("releasing KVCachePoolBinding " + key);
+    if (!step.status) {
+      continue;
     }
-    spdlog::info("pool {}: KVCachePoolBinding {} released", seen.pool.metadata.name, key);
-  }
-  for (const policy::BindingStatusPlan& planned : plan.binding_statuses) {
+    const policy::BindingStatusPlan& planned = *step.status;
     auto written = binding_status_.update(
         *config_.bindings, planned.key,
         [&](const Json& current) -> Result<Json> {
-          // A newer object than the observed one (usedBy moved, a conflict): decided again from
-          // it with the same facts.
-          policy::BindingFacts facts = planned.facts;
-          KVC_ASSIGN_OR_RETURN(facts.binding, api::bindingFromJson(current));
           if (kube::object::resourceVersion(current) ==
               planned.facts.binding.metadata.resource_version) {
             return api::bindingStatusToJson(planned.status);
           }
+          // A newer object than the observed one (usedBy moved, a conflict): decided again from
+          // it with the same facts.
+          policy::BindingFacts facts = planned.facts;
+          KVC_ASSIGN_OR_RETURN(facts.binding, api::bindingFromJson(current));
           return api::bindingStatusToJson(policy::bindingStatus(
-              facts, policy::passReading(seen), facts.binding.metadata.generation, seen.now));
+              facts, pass_reading(), facts.binding.metadata.generation, seen.now));
         },
         stop);
     if (!written.ok()) {
@@ -401,7 +414,9 @@ Status PoolReconciler::actBindings(const policy::PoolPlan& plan,
 // 8 and 9: the pool released (its backend claim, then its finalizer), or its status written;
 // then the pass's outcome.
 Result<runtime::Action> PoolReconciler::actPool(const policy::PoolPlan& plan,
+                                                const Json& pool_object,
                                                 const policy::PoolObservation& seen,
+                                                const ReadingSource& pass_reading,
                                                 std::stop_token stop) {
   const KVCachePool& pool = seen.pool;
   if (plan.release_pool) {
@@ -411,14 +426,13 @@ Result<runtime::Action> PoolReconciler::actPool(const policy::PoolPlan& plan,
     }
     if (api::hasFinalizer(pool.metadata, api::pool::kFinalizer)) {
       const kube::Api pools(config_.client, kube::resources::kvCachePools());
-      if (runtime::ObjectPtr latest = config_.pools->get(pool.metadata.name)) {
-        Status removed =
-            unlessGone(runtime::removeFinalizer(pools, *latest, api::pool::kFinalizer, stop));
-        if (!removed.ok()) {
-          return removed.withContext("releasing KVCachePool " + pool.metadata.name);
-        }
-        spdlog::info("pool {}: released", pool.metadata.name);
+      runtime::ObjectPtr latest = config_.pools->get(pool.metadata.name);
+      Status removed = unlessGone(runtime::removeFinalizer(
+          pools, latest ? *latest : pool_object, api::pool::kFinalizer, stop));
+      if (!removed.ok()) {
+        return removed.withContext("releasing KVCachePool " + pool.metadata.name);
       }
+      spdlog::info("pool {}: released", pool.metadata.name);
     }
     return runtime::Action::done();
   }
@@ -427,14 +441,14 @@ Result<runtime::Action> PoolReconciler::actPool(const policy::PoolPlan& plan,
     auto written = pool_status_.update(
         *config_.pools, pool.metadata.name,
         [&](const Json& current) -> Result<Json> {
-          policy::PoolFacts facts = planned.facts;
-          KVC_ASSIGN_OR_RETURN(facts.pool, api::poolFromJson(current));
           if (kube::object::resourceVersion(current) ==
               planned.facts.pool.metadata.resource_version) {
             return api::poolStatusToJson(planned.status);
           }
+          policy::PoolFacts facts = planned.facts;
+          KVC_ASSIGN_OR_RETURN(facts.pool, api::poolFromJson(current));
           return api::poolStatusToJson(policy::poolStatus(
-              facts, policy::passReading(seen), facts.pool.metadata.generation, seen.now));
+              facts, pass_reading(), facts.pool.metadata.generation, seen.now));
         },
         stop);
     if (!written.ok()) {
@@ -446,7 +460,8 @@ Result<runtime::Action> PoolReconciler::actPool(const policy::PoolPlan& plan,
     return unavailable("the master of KVCacheBackend " + seen.pool.spec.backends.front() +
                        " at " + seen.reading.admin_address + ": " + *plan.store_failure);
   }
-  return runtime::Action::requeueAfter(std::chrono::seconds(plan.requeue_after_seconds));
+  return runtime::Action::requeueAfter(
+      std::chrono::duration_cast<Clock::Duration>(plan.requeue_after));
 }
 
 Status PoolReconciler::claimBackend(const std::string& backend_name, const std::string& pool,

@@ -83,7 +83,7 @@ Status PoolReconciler::setupWithManager(runtime::Manager& manager, const Control
     return out;
   });
   // The other pools of the master a pass's ledger writes reached.
-  controller->watch(*ripple);
+  controller->watch(ripple);
   manager.addController(controller);
   return okStatus();
 }

@@ -1,5 +1,6 @@
 #include "kvc/controllers/register.h"
 
+#include "internal/informers.h"
 #include "kvc/controllers/backend_controller.h"
 #include "kvc/controllers/model_deployment_controller.h"
 #include "kvc/controllers/pool_controller.h"
@@ -7,8 +8,10 @@
 namespace kvc::controllers {
 
 Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
-  if (!setup.stores) {
-    setup.stores = httpAdminClients();
+  if (!setup.settings) {
+    internal::Informers informers(manager, setup);
+    KVC_ASSIGN_OR_RETURN(runtime::InformerPtr settings, informers.settings());
+    setup.settings = std::make_shared<runtime::SettingsCache>(settings->cache());
   }
   KVC_RETURN_IF_ERROR(BackendReconciler::setupWithManager(manager, setup));
   KVC_RETURN_IF_ERROR(PoolReconciler::setupWithManager(manager, setup));

@@ -138,8 +138,8 @@ Controller::Controller(ControllerOptions options, std::shared_ptr<Reconciler> re
 }
 
 Controller::~Controller() {
-  for (Trigger* trigger : triggers_) {
-    trigger->disconnect();
+  for (const std::shared_ptr<Trigger>& trigger : triggers_) {
+    trigger->disconnect(this);
   }
   stop();
   if (registry_ != nullptr && collector_id_ != 0) {
@@ -172,9 +172,9 @@ void Controller::watch(Informer& informer, MapFunc map, UpdateFilter filter) {
   informer.addEventHandler(std::move(handler));
 }
 
-void Controller::watch(Trigger& trigger) {
-  trigger.connect([this](const Request& request) { enqueue(request); });
-  triggers_.push_back(&trigger);
+void Controller::watch(std::shared_ptr<Trigger> trigger) {
+  trigger->connect(this, [this](const Request& request) { enqueue(request); });
+  triggers_.push_back(std::move(trigger));
 }
 
 void Controller::enqueue(const Request& request) { queue_.add(request.key()); }

@@ -4,6 +4,7 @@
 #include <set>
 #include <spdlog/spdlog.h>
 
+#include "kvc/api/labels.h"
 #include "kvc/kube/object.h"
 #include "kvc/runtime/field_manager.h"
 
@@ -15,20 +16,6 @@ constexpr std::string_view kNoteType = "kvcache";
 std::string describe(const kube::ResourceType& resource, std::string_view namespace_name,
                      std::string_view name) {
   return resource.kind + " " + kube::object::key(namespace_name, name);
-}
-
-std::string label(const Json& object, const std::string& key) {
-  const Json* labels = nullptr;
-  if (auto meta = object.find("metadata"); meta != object.end() && meta->is_object()) {
-    if (auto it = meta->find("labels"); it != meta->end() && it->is_object()) {
-      labels = &*it;
-    }
-  }
-  if (labels == nullptr) {
-    return {};
-  }
-  auto it = labels->find(key);
-  return it != labels->end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 const ChildSource* findSource(const std::vector<ChildSource>& sources,
@@ -153,34 +140,6 @@ bool intentSatisfied(const Json& intent, const Json& live) {
   return intent == live;
 }
 
-bool matchesSelector(const Json& object, std::string_view selector) {
-  std::size_t pos = 0;
-  while (pos < selector.size()) {
-    std::size_t comma = selector.find(',', pos);
-    if (comma == std::string_view::npos) {
-      comma = selector.size();
-    }
-    const std::string_view term = selector.substr(pos, comma - pos);
-    pos = comma + 1;
-    if (term.empty()) {
-      continue;
-    }
-    const std::size_t eq = term.find('=');
-    if (eq == std::string_view::npos) {
-      return false;  // only equalities are supported
-    }
-    std::string_view key = term.substr(0, eq);
-    std::string_view value = term.substr(eq + 1);
-    if (!value.empty() && value.front() == '=') {
-      value.remove_prefix(1);  // "=="
-    }
-    if (label(object, std::string(key)) != value) {
-      return false;
-    }
-  }
-  return true;
-}
-
 OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
                                 std::stop_token stop) const {
   ApplyReport report;
@@ -268,7 +227,7 @@ OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
     for (const Json& object : candidates) {
       const std::string name = kube::object::name(object);
       const std::string namespace_name = kube::object::namespaceName(object);
-      if (!matchesSelector(object, set.selector) || !carriesNoteFor(object, owner) ||
+      if (!api::matchesSelector(object, set.selector) || !carriesNoteFor(object, owner) ||
           rendered.count(source.resource.plural + "/" + namespace_name + "/" + name) > 0 ||
           kube::object::isDeleting(object)) {
         continue;

@@ -11,14 +11,18 @@ void Trigger::fire(const Request& request) const {
   }
 }
 
-void Trigger::connect(Sink sink) {
+void Trigger::connect(const void* owner, Sink sink) {
   std::lock_guard<std::mutex> guard(mutex_);
+  owner_ = owner;
   sink_ = std::move(sink);
 }
 
-void Trigger::disconnect() {
+void Trigger::disconnect(const void* owner) {
   std::lock_guard<std::mutex> guard(mutex_);
-  sink_ = nullptr;
+  if (owner_ == owner) {
+    owner_ = nullptr;
+    sink_ = nullptr;
+  }
 }
 
 }  // namespace kvc::runtime

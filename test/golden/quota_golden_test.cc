@@ -960,7 +960,7 @@ std::string poolPlanCase(const Json& in) {
   PoolObservation seen;
   seen.now = nowOf(in);
   seen.operator_namespace = text(in, "", "operatorNamespace", "gpustack-system");
-  seen.resync_seconds = optionalCount(in, "", "resync").value_or(30);
+  seen.resync = std::chrono::seconds(optionalCount(in, "", "resync").value_or(30));
   seen.pool = required(in, "pool", api::poolFromJson);
   seen.bindings = decodedList(in, "bindings", api::bindingFromJson);
   if (const Json* backend = field(in, "backend"); backend != nullptr && !backend->is_null()) {
@@ -1029,16 +1029,22 @@ std::string poolPlanCase(const Json& in) {
   if (plan.tenant_policy_error) {
     out["tenantPolicyError"] = *plan.tenant_policy_error;
   }
-  out["releaseBindings"] = plan.release_bindings;
+  Json released = Json::array();
   Json statuses = Json::object();
-  for (const BindingStatusPlan& planned : plan.binding_statuses) {
-    statuses[planned.key] = api::bindingStatusToJson(planned.status);
+  for (const PoolPlan::BindingStep& step : plan.bindings) {
+    if (step.release) {
+      released.push_back(step.key);
+    } else if (step.status) {
+      statuses[step.key] = api::bindingStatusToJson(step.status->status);
+    }
   }
+  out["releaseBindings"] = released;
   out["bindingStatuses"] = statuses;
   out["releasePool"] = plan.release_pool;
   out["poolStatus"] = plan.pool_status ? api::poolStatusToJson(plan.pool_status->status) : Json();
   out["storeFailure"] = plan.store_failure ? Json(*plan.store_failure) : Json();
-  out["requeueAfterSeconds"] = plan.requeue_after_seconds;
+  out["requeueAfterSeconds"] =
+      std::chrono::duration_cast<std::chrono::seconds>(plan.requeue_after).count();
   return pretty(out);
 }
 

@@ -56,7 +56,7 @@ Result<runtime::Action> BackendTeardown::reconcile(const Json& object,
     return release(plan, *seen, stop);
   }
   KVC_RETURN_IF_ERROR(writeStatus(plan, *seen, stop));
-  return runtime::Action::requeueAfter(config_.teardown_poll);
+  return actionFor(plan.next, config_);
 }
 
 // ---- observe ----------------------------------------------------------------------------------

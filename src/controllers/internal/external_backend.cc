@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/master_reader.h"
+#include "internal/store_objects.h"
 #include "kvc/api/backend_conditions.h"
 #include "kvc/kube/object.h"
 #include "kvc/kube/resource.h"
@@ -69,10 +70,7 @@ Result<std::optional<runtime::Action>> ExternalBackend::act(
     }
     spdlog::info("backend {}: released (no pool uses it)", name);
   }
-  if (plan.next == policy::BackendNext::Done) {
-    return std::optional<runtime::Action>(runtime::Action::done());
-  }
-  return std::optional<runtime::Action>(runtime::Action::requeueAfter(config_.resync));
+  return std::optional<runtime::Action>(actionFor(plan.next, config_));
 }
 
 // The status, from the backend as the write finds it; the pools it names are recorded for the

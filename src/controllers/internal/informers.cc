@@ -1,5 +1,6 @@
 #include "internal/informers.h"
 
+#include "internal/store_objects.h"
 #include "kvc/controllers/indexes.h"
 #include "kvc/controllers/model_deployment_controller.h"
 #include "kvc/runtime/settings_cache.h"
@@ -73,7 +74,7 @@ Result<runtime::InformerPtr> Informers::settings() {
 }
 
 Result<runtime::InformerPtr> Informers::storeObjects(const kube::ResourceType& resource) {
-  return informer(resource, setup_.operator_namespace, kStoreObjects);
+  return informer(resource, setup_.operator_namespace, std::string(kStoreSelector));
 }
 
 Result<runtime::InformerPtr> Informers::leases() {

@@ -2,7 +2,7 @@
 // The informers the controllers read, one accessor each. Every accessor asks the manager, which
 // hands every caller of the same (resource, namespace, selectors) the same informer, so two
 // controllers reading pools share one cache; the indexes of that cache are added by whichever
-// controller asks first (the same definitions, indexes.h).
+// controller asks first (the same definitions, indexes.h, that the webhooks' informers use).
 
 #include <string>
 
@@ -13,9 +13,6 @@
 #include "kvc/runtime/manager.h"
 
 namespace kvc::controllers::internal {
-
-// The label selector of the managed store's objects and Pods, in the operator namespace.
-inline constexpr const char* kStoreObjects = "app.kubernetes.io/name=kv-cache-backend";
 
 class Informers {
 public:
@@ -33,7 +30,7 @@ public:
   Result<runtime::InformerPtr> tenantPolicies();
   // The Settings ConfigMap.
   Result<runtime::InformerPtr> settings();
-  // The managed store's objects of one kind in the operator namespace (kStoreObjects).
+  // The managed store's objects of one kind in the operator namespace (store_objects.h: kStoreSelector).
   Result<runtime::InformerPtr> storeObjects(const kube::ResourceType& resource);
   // Every Lease of the operator namespace (the store leaders').
   Result<runtime::InformerPtr> leases();
@@ -43,8 +40,6 @@ public:
   Result<runtime::InformerPtr> roleWorkloads();
   Result<runtime::InformerPtr> roleServices();
   Result<runtime::InformerPtr> replicaPods();
-
-  const ControllerSetup& setup() const { return setup_; }
 
 private:
   Result<runtime::InformerPtr> informer(const kube::ResourceType& resource,

@@ -72,8 +72,9 @@ Result<runtime::Action> ManagedBackend::reconcile(const Json& object,
     seen.store = observeStore(backend, stop);
   }
   // The report stage: the master, read once per pass and after the converge; then the Events,
-  // the status and the outcome.
+  // the status (its conditions stamped with the time of that reading) and the outcome.
   observeMaster(seen);
+  seen.now = kube::formatTime(config_.clock->wallNow());
   return act(object, policy::planManagedBackend(seen), seen, stop);
 }
 
@@ -206,7 +207,7 @@ Result<runtime::Action> ManagedBackend::act(const Json& object,
   if (plan.failure) {
     return *plan.failure;
   }
-  return runtime::Action::requeueAfter(config_.resync);
+  return actionFor(plan.next, config_);
 }
 
 Status ManagedBackend::converge(const Json& object, const policy::ManagedBackendPlan& plan,

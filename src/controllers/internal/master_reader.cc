@@ -146,7 +146,7 @@ std::vector<std::string> LedgerSession::apply(const policy::LedgerPlan& plan,
 }
 
 void LedgerSession::scrape(policy::MasterReading& reading) {
-  // A pass that wrote the ledger scrapes again: nothing of the earlier scrape may survive it.
+  // A scrape replaces whatever the reading held: nothing of an earlier one may survive it.
   reading.allocatable_bytes.reset();
   reading.total_capacity_bytes.reset();
   reading.tenant_figures.clear();

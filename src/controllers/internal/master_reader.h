@@ -31,8 +31,8 @@ public:
   // (PUT or removed, in the plan's order); when there are any the ledger is read again (the
   // grants moved).
   std::vector<std::string> apply(const policy::LedgerPlan& plan, policy::MasterReading& reading);
-  // One /metrics scrape: capacity figures and every tenant's series, replacing any earlier
-  // scrape's (a pass that writes the ledger scrapes again after the writes).
+  // One /metrics scrape (a pool pass makes one, after its ledger writes): capacity figures and
+  // every tenant's series, replacing whatever the reading held.
   void scrape(policy::MasterReading& reading);
 
 private:

@@ -7,19 +7,11 @@
 namespace kvc::controllers::internal {
 namespace {
 
-constexpr std::string_view kStoreAppLabel = "app.kubernetes.io/name";
-constexpr std::string_view kStoreApp = "kv-cache-backend";
 
 }  // namespace
 
-std::string label(const Json& object, std::string_view key) {
-  const Json labels = object.value(Json::json_pointer("/metadata/labels"), Json::object());
-  auto it = labels.find(std::string(key));
-  return it != labels.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 std::string instanceSelector(const std::string& backend) {
-  return std::string(kStoreAppLabel) + "=" + std::string(kStoreApp) + "," +
+  return std::string(kStoreSelector) + "," +
          std::string(kInstanceLabel) + "=" + backend;
 }
 
@@ -67,6 +59,18 @@ std::optional<std::int64_t> secondsBetween(const std::string& from, const std::s
     return std::nullopt;
   }
   return std::chrono::duration_cast<std::chrono::seconds>(*b - *a).count();
+}
+
+runtime::Action actionFor(policy::BackendNext next, const BackendControllerConfig& config) {
+  switch (next) {
+  case policy::BackendNext::Done:
+    return runtime::Action::done();
+  case policy::BackendNext::TeardownPoll:
+    return runtime::Action::requeueAfter(config.teardown_poll);
+  case policy::BackendNext::Resync:
+    break;
+  }
+  return runtime::Action::requeueAfter(config.resync);
 }
 
 }  // namespace kvc::controllers::internal

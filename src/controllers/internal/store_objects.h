@@ -11,19 +11,23 @@
 #include <string_view>
 #include <vector>
 
+#include "kvc/api/labels.h"
 #include "kvc/common/json.h"
 #include "kvc/controllers/backend_controller.h"
 #include "kvc/kube/resource.h"
+#include "kvc/policy/store/backend_plan.h"
 #include "kvc/policy/store/store_workload.h"
+#include "kvc/runtime/controller.h"
 #include "kvc/runtime/store.h"
 
 namespace kvc::controllers::internal {
 
+// Every managed store's objects and Pods in the operator namespace (the informers' selector).
+inline constexpr std::string_view kStoreSelector = "app.kubernetes.io/name=kv-cache-backend";
 inline constexpr std::string_view kInstanceLabel = "app.kubernetes.io/instance";
 inline constexpr std::string_view kComponentLabel = "app.kubernetes.io/component";
 
-// The label `key` of `object`, or "".
-std::string label(const Json& object, std::string_view key);
+using api::label;  // the label `key` of `object`, or "" (api/labels.h)
 
 // app.kubernetes.io/name=kv-cache-backend,app.kubernetes.io/instance=<backend>
 std::string instanceSelector(const std::string& backend);
@@ -42,6 +46,9 @@ policy::StoreInputs storeInputs(const BackendControllerConfig& config);
 
 // "Deployment gpustack-system/mooncake-dram-leader"
 std::string describe(const Json& object);
+
+// What the queue does with the backend after a pass whose plan says `next`.
+runtime::Action actionFor(policy::BackendNext next, const BackendControllerConfig& config);
 
 // The whole seconds from `from` to `to` (RFC 3339 times); nullopt when either does not parse.
 std::optional<std::int64_t> secondsBetween(const std::string& from, const std::string& to);

@@ -204,7 +204,7 @@ std::variant<bool, Refusal> readForwarding(const Json& annotations) {
   return true;
 }
 
-// The Binding annotation: required, a plain name in the Pod's namespace `ns`. Set as a label
+// The Binding annotation: required, a plain name in the Pod's namespace. Set as a label
 // by mistake, the refusal says so.
 std::variant<std::string, Refusal> readBinding(const Json& annotations, const Json& labels,
                                                std::string_view namespace_name) {

@@ -181,17 +181,21 @@ void planBindings(const PoolObservation& seen, const PoolBackend& backend,
                   const DesiredLedger& desired, const MasterReading& reading, PoolPlan& plan) {
   for (const KVCachePoolBinding& binding : seen.bindings) {
     const bool ours = api::hasFinalizer(binding.metadata, api::binding::kFinalizer);
-    BindingFacts facts = bindingFacts(seen, backend, desired, binding);
-    if (binding.metadata.deleting && ours && bindingReleased(facts, reading)) {
-      plan.release_bindings.push_back(keyOf(binding));
-      continue;
-    }
     if (binding.metadata.deleting && !ours) {
       continue;  // not ours to hold: it goes as soon as the others let it
     }
-    api::KVCachePoolBinding::Status status =
-        bindingStatus(facts, reading, binding.metadata.generation, seen.now);
-    plan.binding_statuses.push_back({keyOf(binding), std::move(facts), std::move(status)});
+    PoolPlan::BindingStep step;
+    step.key = keyOf(binding);
+    step.domain = binding.spec.domain.name;
+    BindingFacts facts = bindingFacts(seen, backend, desired, binding);
+    if (binding.metadata.deleting && bindingReleased(facts, reading)) {
+      step.release = true;
+    } else {
+      api::KVCachePoolBinding::Status status =
+          bindingStatus(facts, reading, binding.metadata.generation, seen.now);
+      step.status = BindingStatusPlan{step.key, std::move(facts), std::move(status)};
+    }
+    plan.bindings.push_back(std::move(step));
   }
 }
 
@@ -229,11 +233,12 @@ void planPoolItself(const PoolObservation& seen, const PoolBackend& backend,
 }
 
 // 9: when the pass is due again — the resync, or sooner when an admission window closes first.
-std::int64_t requeueAfter(const PoolObservation& seen) {
-  std::int64_t next = seen.resync_seconds;
+std::chrono::nanoseconds requeueAfter(const PoolObservation& seen) {
+  std::chrono::nanoseconds next = seen.resync;
   for (const auto& [key, hold] : seen.holds) {
     if (hold.window_left_seconds) {
-      next = std::min(next, *hold.window_left_seconds);
+      next = std::min<std::chrono::nanoseconds>(next,
+                                                std::chrono::seconds(*hold.window_left_seconds));
     }
   }
   return next;
@@ -309,7 +314,7 @@ PoolPlan planPool(const PoolObservation& seen) {
   }
   planBindings(seen, backend, desired, reading, plan);
   planPoolItself(seen, backend, desired, reading, plan);
-  plan.requeue_after_seconds = requeueAfter(seen);
+  plan.requeue_after = requeueAfter(seen);
   return plan;
 }
 
@@ -322,17 +327,6 @@ MasterReading passReading(const PoolObservation& seen) {
     reading.scrape_error = why;
   }
   return reading;
-}
-
-std::vector<std::string> orphansToRelease(const std::vector<KVCachePoolBinding>& bindings) {
-  std::vector<std::string> out;
-  for (const KVCachePoolBinding& binding : bindings) {
-    if (binding.metadata.deleting &&
-        api::hasFinalizer(binding.metadata, api::binding::kFinalizer)) {
-      out.push_back(keyOf(binding));
-    }
-  }
-  return out;
 }
 
 std::optional<std::int64_t> admissionWindowLeft(std::chrono::system_clock::duration elapsed,

@@ -187,11 +187,11 @@ ManagedBackendPlan planManagedBackend(const ManagedBackendObservation& seen) {
 ManagedStatusPlan managedStatusFor(const ManagedBackendObservation& seen,
                                    const api::KVCacheBackend& current) {
   ManagedStatusPlan out;
-  out.facts = seen.store;
+  ManagedBackendFacts facts = seen.store;
   // usedBy as the pool controller last wrote it, minus the pools definitely gone.
-  out.facts.backend = backendConsumers(current, seen.gone);
-  out.facts.image_error = imageError(seen);
-  out.status = managedBackendStatus(out.facts, seen.reading, current.metadata.generation,
+  facts.backend = backendConsumers(current, seen.gone);
+  facts.image_error = imageError(seen);
+  out.status = managedBackendStatus(facts, seen.reading, current.metadata.generation,
                                     seen.now);
   out.tier_not_empty = tierNotEmptyEvent(current.status, out.status);
   return out;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "kvc/api/backend_conditions.h"
+#include "kvc/api/labels.h"
 #include "kvc/api/message.h"
 #include "kvc/policy/store/tier_cleanup.h"
 
@@ -13,12 +14,6 @@ namespace {
 namespace bc = api::backend;
 
 constexpr std::string_view kComponentLabel = "app.kubernetes.io/component";
-
-std::string label(const Json& object, std::string_view key) {
-  const Json labels = object.value(Json::json_pointer("/metadata/labels"), Json::object());
-  auto it = labels.find(std::string(key));
-  return it != labels.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 // "Deployment gpustack-system/mooncake-dram-leader"
 std::string describe(const Json& object) {
@@ -37,11 +32,11 @@ std::optional<std::string> overdue(const StoreChild& child, const std::vector<Js
   if (kind != "Deployment" && kind != "DaemonSet") {
     return std::nullopt;
   }
-  const std::string component = label(child.object, kComponentLabel);
+  const std::string component = api::label(child.object, kComponentLabel);
   std::set<std::string> nodes;
   std::int64_t grace = 0;
   for (const Json& pod : pods) {
-    if (label(pod, kComponentLabel) == component) {
+    if (api::label(pod, kComponentLabel) == component) {
       nodes.insert(pod.value(Json::json_pointer("/spec/nodeName"), std::string()));
       grace = std::max(grace, pod.value(Json::json_pointer("/spec/terminationGracePeriodSeconds"),
                                         std::int64_t{30}));
@@ -205,32 +200,7 @@ bool storeWorkloadsGone(const TeardownObservation& seen) {
 }
 
 bool nodeSelectedBy(const Json& node, const api::MemberGroup& group) {
-  // The same reading of the selector's text as the API's label-selector equality terms.
-  const std::string selector = nodeSelectorQuery(group);
-  std::size_t pos = 0;
-  while (pos < selector.size()) {
-    std::size_t comma = selector.find(',', pos);
-    if (comma == std::string::npos) {
-      comma = selector.size();
-    }
-    const std::string_view term = std::string_view(selector).substr(pos, comma - pos);
-    pos = comma + 1;
-    if (term.empty()) {
-      continue;
-    }
-    const std::size_t eq = term.find('=');
-    if (eq == std::string_view::npos) {
-      return false;
-    }
-    std::string_view value = term.substr(eq + 1);
-    if (!value.empty() && value.front() == '=') {
-      value.remove_prefix(1);
-    }
-    if (label(node, term.substr(0, eq)) != value) {
-      return false;
-    }
-  }
-  return true;
+  return api::matchesSelector(node, nodeSelectorQuery(group));
 }
 
 }  // namespace kvc::policy

@@ -430,7 +430,7 @@ TEST_F(PoolControllerTest, AWriteThatMovesAnotherPoolsGrantFiresTheRipple) {
   options.name = "ripple";
   runtime::Controller controller(std::move(options), recorder, clock_);
   config_.ripple = std::make_shared<runtime::Trigger>();
-  controller.watch(*config_.ripple);
+  controller.watch(config_.ripple);
 
   cluster_.create(res::kvCacheBackends(), backendObject());
   cluster_.create(res::kvCachePools(), poolObject("pool-a"));

@@ -1,6 +1,7 @@
 // The reconcile loop: results and error codes map onto the queue as controller-runtime's
 // reconcileHandler does; time is a fake clock.
 #include "kvc/runtime/controller.h"
+#include "kvc/runtime/trigger.h"
 
 #include <gtest/gtest.h>
 
@@ -251,6 +252,51 @@ TEST(UpdateFilterTest, StatusOnlyUpdatesAreNotSpecChanges) {
   Json finalized = old_object;
   finalized["metadata"]["finalizers"] = Json::array({"x"});
   EXPECT_TRUE(specOrLifecycleChanged(old_object, finalized));
+}
+
+// A Trigger is a source of requests (controller-runtime's source.Channel): what it fires lands on
+// the watching controller's queue, with the queue's contract.
+TEST_F(ControllerTest, ATriggerFeedsTheControllerThatWatchesIt) {
+  auto trigger = std::make_shared<Trigger>();
+  trigger->fire(Request{"", "early"});  // nobody watches yet: dropped
+  controller_->watch(trigger);
+  trigger->fire(Request{"", "p"});
+  trigger->fire(Request{"", "p"});  // already waiting: not added twice
+  trigger->fire(Request{"", ""});   // no name: nothing to pass
+  ASSERT_TRUE(step());
+  EXPECT_FALSE(step());
+  EXPECT_EQ(reconciler_->seen(), std::vector<std::string>{"p"});
+}
+
+TEST_F(ControllerTest, ATriggerOutlivesItsControllerAndFeedsOnlyTheLastWatcher) {
+  auto trigger = std::make_shared<Trigger>();
+  controller_->watch(trigger);
+  ControllerOptions o;
+  o.name = "other";
+  auto other_reconciler = std::make_shared<ScriptedReconciler>();
+  auto other = std::make_unique<Controller>(std::move(o), other_reconciler, clock_);
+  other->watch(trigger);      // moved to the other controller
+  controller_.reset();        // the first one going does not cut the other off
+  trigger->fire(Request{"", "q"});
+  EXPECT_EQ(other->queue().len(), 1);
+  other.reset();
+  trigger->fire(Request{"", "r"});  // nobody watches any more: dropped, nothing dangles
+}
+
+TEST(UpdateFilterTest, AStatusFieldFilterSeesThatFieldAndTheSpec) {
+  const auto filter = specLifecycleOrStatusChanged("usedBy");
+  const Json old_object = Json::parse(R"({"metadata":{"name":"b","generation":1,
+      "resourceVersion":"5"},"status":{"phase":"Ready","usedBy":[]}})");
+  Json phase = old_object;
+  phase["status"]["phase"] = "Degraded";
+  EXPECT_FALSE(filter(old_object, phase));
+  Json claimed = old_object;
+  claimed["status"]["usedBy"] = Json::array({Json{{"kind", "KVCachePool"}, {"name", "p"}}});
+  EXPECT_TRUE(filter(old_object, claimed));
+  Json spec_edit = old_object;
+  spec_edit["metadata"]["generation"] = 2;
+  EXPECT_TRUE(filter(old_object, spec_edit));
+  EXPECT_FALSE(filter(Json::parse(R"({"status":"odd"})"), Json::parse(R"({"status":"odd"})")));
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 // while that Binding is deleting; and the controller's own trigger (the ripple).
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -110,19 +111,21 @@ private:
 
   // act, the ledger stage: the guards, then the ledger's writes and the master as they left it
   // (recorded in `seen` for the report stage's plan).
-  Status actGuards(const policy::PoolPlan& plan, const policy::PoolObservation& seen,
-                   std::stop_token stop);
+  Status actGuards(const policy::PoolPlan& plan, const Json& pool_object,
+                   const policy::PoolObservation& seen, std::stop_token stop);
   void finishLedgerStage(const policy::PoolPlan& plan, store::AdminClient* master,
                          policy::PoolObservation& seen);
   // act, the report stage: the ripple, the tenant-quota policy, the Bindings, the pool.
-  Result<runtime::Action> act(const policy::PoolPlan& plan, const policy::PoolObservation& seen,
-                              std::stop_token stop);
+  using ReadingSource = std::function<const policy::MasterReading&()>;
+  Result<runtime::Action> act(const policy::PoolPlan& plan, const Json& pool_object,
+                              const policy::PoolObservation& seen, std::stop_token stop);
   void applyTenantPolicy(const policy::PoolPlan& plan, const policy::PoolObservation& seen,
                          std::stop_token stop);
   Status actBindings(const policy::PoolPlan& plan, const policy::PoolObservation& seen,
-                     std::stop_token stop);
-  Result<runtime::Action> actPool(const policy::PoolPlan& plan,
-                                  const policy::PoolObservation& seen, std::stop_token stop);
+                     const ReadingSource& pass_reading, std::stop_token stop);
+  Result<runtime::Action> actPool(const policy::PoolPlan& plan, const Json& pool_object,
+                                  const policy::PoolObservation& seen,
+                                  const ReadingSource& pass_reading, std::stop_token stop);
   // Adds (held) or removes the pool from the backend's status.usedBy; writes only on a change.
   Status claimBackend(const std::string& backend_name, const std::string& pool, bool held,
                       std::stop_token stop);

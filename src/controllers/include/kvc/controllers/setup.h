@@ -2,9 +2,11 @@
 // What every controller's setupWithManager reads: which objects this operator reconciles, where
 // the store runs, how many workers, and how the masters are reached.
 
+#include <memory>
 #include <string>
 
 #include "kvc/controllers/store_access.h"
+#include "kvc/runtime/settings_cache.h"
 
 namespace kvc::controllers {
 
@@ -17,6 +19,9 @@ struct ControllerSetup {
   std::string operator_namespace = "gpustack-system";
   int workers = 2;
   AdminClientFactory stores;  // default: httpAdminClients()
+  // The Settings, decoded once for every controller (so they never disagree, and a malformed
+  // value is logged once); addControllers makes it from the Settings informer when unset.
+  std::shared_ptr<const runtime::SettingsCache> settings;
 };
 
 }  // namespace kvc::controllers

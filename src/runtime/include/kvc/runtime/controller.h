@@ -122,7 +122,7 @@ public:
   // `filter` says so). Call before the informer starts.
   void watch(Informer& informer, MapFunc map = &requestForObject, UpdateFilter filter = nullptr);
   // Enqueues every request `trigger` fires (trigger.h), until this controller is destroyed.
-  void watch(Trigger& trigger);
+  void watch(std::shared_ptr<Trigger> trigger);
   void enqueue(const Request& request);
   void enqueueAfter(const Request& request, Clock::Duration delay);
 
@@ -148,7 +148,7 @@ private:
   WorkQueue queue_;
   std::stop_source stop_source_;
   std::vector<std::jthread> workers_;
-  std::vector<Trigger*> triggers_;
+  std::vector<std::shared_ptr<Trigger>> triggers_;
   std::atomic<int> active_{0};
 
   Counter* reconcile_success_ = nullptr;

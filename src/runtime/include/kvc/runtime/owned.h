@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kvc/api/labels.h"
 #include "kvc/common/json.h"
 #include "kvc/common/status.h"
 #include "kvc/common/typed_result.h"
@@ -68,9 +69,8 @@ Json controllerReferenceTo(const Json& owner);
 // publishNotReadyAddresses: false).
 bool intentSatisfied(const Json& intent, const Json& live);
 
-// True when the labels of `object` match every `key=value` of `selector` (a comma-separated list
-// of equalities; "" matches everything).
-bool matchesSelector(const Json& object, std::string_view selector);
+// True when the labels of `object` match every `key=value` of `selector` (api/labels.h).
+using api::matchesSelector;
 
 struct OwnedChild {
   kube::ResourceType resource;

@@ -63,8 +63,6 @@ public:
   Result<bool> exists(std::string_view namespace_name, std::string_view name,
                       std::stop_token stop = {}) const;
 
-  const kube::ResourceType& resource() const { return resource_; }
-
 private:
   kube::ClientPtr client_;
   kube::ResourceType resource_;

@@ -6,8 +6,9 @@
 // (a key already waiting is not added twice; a key being processed is passed again after).
 //
 // Firing before any controller watches the trigger, or after that controller is gone, does
-// nothing. A trigger feeds one controller; watching it again moves it to the new one.
-// Thread-safe.
+// nothing. A trigger feeds one controller: the last that watched it (a controller going away
+// disconnects only a trigger that still feeds it). The controller shares its ownership, so the
+// trigger outlives every controller that watches it. Thread-safe.
 
 #include <functional>
 #include <mutex>
@@ -27,10 +28,11 @@ public:
 private:
   friend class Controller;
   using Sink = std::function<void(const Request&)>;
-  void connect(Sink sink);
-  void disconnect();
+  void connect(const void* owner, Sink sink);
+  void disconnect(const void* owner);
 
   mutable std::mutex mutex_;
+  const void* owner_ = nullptr;
   Sink sink_;
 };
 

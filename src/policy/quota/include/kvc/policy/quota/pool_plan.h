@@ -20,7 +20,7 @@
 //   5. the other pools of the master the writes reached (ledgerRipple), passed again now
 //   6. a managed multi-tenant master's tenant-quota policy ConfigMap — the master's seed; a
 //      failed apply is logged and the pass goes on (no status depends on it)
-//   7. per Binding of this pool: its release (the finalizer removed) or its status
+//   7. per Binding of this pool, in order: its release (the finalizer removed) or its status
 //   8. the pool: its release (the backend claim dropped, then its finalizer) or its status
 //   9. the outcome: Unavailable when the master failed (after the statuses said so), retried
 //      with backoff; else requeueAfter(resync), or sooner when an admission window closes first
@@ -87,7 +87,7 @@ struct LedgerWrites {
 struct PoolObservation {
   std::string now;  // the pass's wall time, RFC 3339
   std::string operator_namespace = "gpustack-system";
-  std::int64_t resync_seconds = 30;
+  std::chrono::nanoseconds resync = std::chrono::seconds(30);
 
   api::KVCachePool pool;                          // as cached: metadata, spec, last status
   std::vector<api::KVCachePoolBinding> bindings;  // the pool's own Bindings, as cached
@@ -137,16 +137,22 @@ struct PoolPlan {
   // 6. The ConfigMap to apply, or why it was not rendered.
   std::optional<Json> tenant_policy;
   std::optional<std::string> tenant_policy_error;
-  // 7.
-  std::vector<std::string> release_bindings;  // "ns/name": the finalizer goes
-  std::vector<BindingStatusPlan> binding_statuses;
+  // 7. Per Binding of the pool, in the cache's order: its release (the finalizer goes) or its
+  // status (a deleting Binding that is not ours has neither).
+  struct BindingStep {
+    std::string key;  // "ns/name"
+    std::string domain;
+    bool release = false;
+    std::optional<BindingStatusPlan> status;
+  };
+  std::vector<BindingStep> bindings;
   // 8. Exactly one of: the pool released (its backend claim dropped when it has a backend, then
   // its finalizer) or its status written.
   bool release_pool = false;
   std::optional<PoolStatusPlan> pool_status;
   // 9.
   std::optional<std::string> store_failure;  // the master's first failure this pass
-  std::int64_t requeue_after_seconds = 30;
+  std::chrono::nanoseconds requeue_after = std::chrono::seconds(30);
 
   bool writesLedger() const { return !ledger.puts.empty() || !ledger.deletes.empty(); }
 };
@@ -158,11 +164,6 @@ PoolPlan planPool(const PoolObservation& seen);
 // backend does not resolve, so nothing was read — one that says why. A status decided again
 // from a newer object (a conflict) uses the same.
 MasterReading passReading(const PoolObservation& seen);
-
-// The Bindings of a pool that is gone (the pool pass's orphans): the keys of those deleting with
-// this operator's finalizer, which are let go (no ledger is owed by a pool that does not
-// exist); live ones wait for their pool to come back.
-std::vector<std::string> orphansToRelease(const std::vector<api::KVCachePoolBinding>& bindings);
 
 // The admission window of a Binding deleted `elapsed` ago: the whole seconds left (at least 1),
 // or nullopt once it has passed.

@@ -145,7 +145,6 @@ struct StaleMember {
 };
 
 struct ManagedStatusPlan {
-  ManagedBackendFacts facts;
   api::KVCacheBackend::Status status;
   std::optional<std::string> tier_not_empty;  // KVCacheTierNotEmpty's message
 };
