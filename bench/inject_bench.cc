@@ -74,7 +74,8 @@ Json pod(const char* engine, int containers, int env_per_container) {
 }
 
 // Runs `body` once per iteration, timing each call, and reports p50/p99 in microseconds.
-template <typename Body> void timed(benchmark::State& state, Body&& body) {
+template <typename Body>
+void timed(benchmark::State& state, Body&& body) {
   std::vector<double> samples;
   samples.reserve(1 << 16);
   for (auto _ : state) {

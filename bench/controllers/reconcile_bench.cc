@@ -82,9 +82,7 @@ double seconds(Steady::duration d) { return std::chrono::duration<double>(d).cou
   std::exit(1);
 }
 
-void say(const std::string& message) {
-  std::cerr << "[bench_reconcile] " << message << std::endl;
-}
+void say(const std::string& message) { std::cerr << "[bench_reconcile] " << message << std::endl; }
 
 // ---- Prometheus text format ----
 
@@ -269,7 +267,8 @@ double histogramQuantile(double q, const Scrape& before, const Scrape& after,
       if (le == s.labels.end()) {
         continue;
       }
-      const double bound = le->second == "+Inf" ? INFINITY : std::strtod(le->second.c_str(), nullptr);
+      const double bound =
+          le->second == "+Inf" ? INFINITY : std::strtod(le->second.c_str(), nullptr);
       cumulative[bound] += scrape == &after ? s.value : -s.value;
     }
   }
@@ -462,7 +461,8 @@ private:
           std::transform(lower.begin(), lower.end(), lower.begin(),
                          [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
           const auto cl = lower.find("\r\ncontent-length:");
-          body_left = cl == std::string::npos ? 0 : std::strtoull(lower.c_str() + cl + 17, nullptr, 10);
+          body_left =
+              cl == std::string::npos ? 0 : std::strtoull(lower.c_str() + cl + 17, nullptr, 10);
           std::lock_guard<std::mutex> guard(conn->mutex);
           conn->pending.emplace_back(line.substr(0, sp1) + " " + target, Steady::now());
           head.clear();
@@ -634,7 +634,8 @@ struct Ledger {
 // The master's ledger as `kvcache store status --admin ADDR -o json` reports it.
 Ledger readLedger(const std::string& kvcache, const std::string& admin, const std::string& prefix) {
   Ledger ledger;
-  const std::string command = "'" + kvcache + "' store status --admin " + admin + " -o json 2>/dev/null";
+  const std::string command =
+      "'" + kvcache + "' store status --admin " + admin + " -o json 2>/dev/null";
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) {
     return ledger;
@@ -735,9 +736,9 @@ struct PhaseFigures {
   std::map<std::string, double> pool_results;   // result -> passes
   std::map<std::string, double> status_writes;  // "resource outcome" -> n
   double written = 0;
-  std::map<std::string, double> requests;       // "METHOD resource" -> n (all codes)
-  std::map<std::string, double> writes;         // PUT/PATCH/POST/DELETE, "METHOD resource"
-  double object_writes = 0;                     // writes, leases excluded
+  std::map<std::string, double> requests;  // "METHOD resource" -> n (all codes)
+  std::map<std::string, double> writes;    // PUT/PATCH/POST/DELETE, "METHOD resource"
+  double object_writes = 0;                // writes, leases excluded
   double lease_writes = 0;
   double gets = 0;
   double pass_seconds_sum = 0;
@@ -753,9 +754,9 @@ struct PhaseFigures {
   Json toJson() const {
     Json store_json = Json::object();
     for (const auto& [key, f] : store) {
-      store_json[key] = {{"requests", f.requests},
-                         {"mean_first_byte_ms", 1000.0 * f.first_byte_seconds /
-                                                    static_cast<double>(f.requests)}};
+      store_json[key] = {
+          {"requests", f.requests},
+          {"mean_first_byte_ms", 1000.0 * f.first_byte_seconds / static_cast<double>(f.requests)}};
     }
     return {{"wall_seconds", wall_seconds},
             {"pool_passes", pool_passes},
@@ -907,14 +908,14 @@ private:
   Json labels() const { return {{kRunLabel, o_.run_id}}; }
 
   Json binding(int pool, const std::string& name, const std::string& domain) const {
-    return {{"apiVersion", "worker.gpustack.ai/v1"},
-            {"kind", "KVCachePoolBinding"},
-            {"metadata",
-             {{"name", name}, {"namespace", bindingNamespace(pool)}, {"labels", labels()}}},
-            {"spec",
-             {{"poolRef", {{"name", poolName(pool)}}},
-              {"quota", {{"ceiling", o_.ceiling}}},
-              {"domain", {{"name", domain}, {"blockSize", 64}, {"dtype", "bfloat16"}}}}}};
+    return {
+        {"apiVersion", "worker.gpustack.ai/v1"},
+        {"kind", "KVCachePoolBinding"},
+        {"metadata", {{"name", name}, {"namespace", bindingNamespace(pool)}, {"labels", labels()}}},
+        {"spec",
+         {{"poolRef", {{"name", poolName(pool)}}},
+          {"quota", {{"ceiling", o_.ceiling}}},
+          {"domain", {{"name", domain}, {"blockSize", 64}, {"dtype", "bfloat16"}}}}}};
   }
 
   // The operator's queue and workers, its RSS, sampled every 500 ms for the whole run.
@@ -941,7 +942,7 @@ private:
   }
 
   struct Quiet {
-    Scrape end;                    // the scrape that ended the wait
+    Scrape end;                     // the scrape that ended the wait
     Steady::time_point last_write;  // when a status write (or a failed pass) was last seen
     bool reached = false;
   };
@@ -994,15 +995,16 @@ private:
     const auto deadline = t0 + std::chrono::seconds(o_.timeout_seconds);
 
     kube::Api backends(client_, kube::resources::kvCacheBackends());
-    auto backend = backends.create(Json{
-        {"apiVersion", "worker.gpustack.ai/v1"},
-        {"kind", "KVCacheBackend"},
-        {"metadata", {{"name", backendName()}, {"labels", labels()}}},
-        {"spec",
-         {{"connection",
-           {{"external",
-             {{"endpoints", Json::array({{{"name", "Client"}, {"address", o_.store_rpc}},
-                                         {{"name", "Admin"}, {"address", admin_endpoint_}}})}}}}}}}});
+    auto backend = backends.create(
+        Json{{"apiVersion", "worker.gpustack.ai/v1"},
+             {"kind", "KVCacheBackend"},
+             {"metadata", {{"name", backendName()}, {"labels", labels()}}},
+             {"spec",
+              {{"connection",
+                {{"external",
+                  {{"endpoints",
+                    Json::array({{{"name", "Client"}, {"address", o_.store_rpc}},
+                                 {{"name", "Admin"}, {"address", admin_endpoint_}}})}}}}}}}});
     if (!backend.ok()) {
       die("creating the backend: " + backend.error().message());
     }
@@ -1053,19 +1055,18 @@ private:
     const bool all_bindings = bindings_->waitCount(static_cast<std::size_t>(bindings), deadline);
     depth_watch.join();
     const auto ready_seen = Steady::now();
-    const auto last_ready =
-        std::max(pools_->lastFirstReady(), bindings_->lastFirstReady());
+    const auto last_ready = std::max(pools_->lastFirstReady(), bindings_->lastFirstReady());
     if (!all_pools || !all_bindings) {
       say("NOT CONVERGED: " + std::to_string(pools_->readyCount()) + "/" +
-          std::to_string(o_.pools) + " pools and " + std::to_string(bindings_->readyCount()) +
-          "/" + std::to_string(bindings) + " Bindings Ready at the deadline");
+          std::to_string(o_.pools) + " pools and " + std::to_string(bindings_->readyCount()) + "/" +
+          std::to_string(bindings) + " Bindings Ready at the deadline");
     }
     const Scrape at_ready = scrape();
     const auto store_at_ready = proxy_.counts();
     const Ledger ledger = readLedger(o_.kvcache, o_.store_admin, prefix_);
     const auto ledger_read = Steady::now();
-    const Quiet settled = waitQuiet(std::chrono::seconds(5), ready_seen + std::chrono::seconds(300),
-                                    &max_depth);
+    const Quiet settled =
+        waitQuiet(std::chrono::seconds(5), ready_seen + std::chrono::seconds(300), &max_depth);
     const Scrape& quiet = settled.end;
     const auto store_quiet = proxy_.counts();
     const PhaseFigures to_ready =
@@ -1093,8 +1094,10 @@ private:
              {"to_quiet", to_quiet.toJson()}};
     cold_ready_ = to_ready;
     cold_quiet_ = to_quiet;
-    say("cold: all Ready " + fmt("%.1f", seconds(last_ready - t0)) + " s after the first create; "
-        "ledger holds " + std::to_string(ledger.tenants) + " of the run's domains; last status write at " +
+    say("cold: all Ready " + fmt("%.1f", seconds(last_ready - t0)) +
+        " s after the first create; "
+        "ledger holds " +
+        std::to_string(ledger.tenants) + " of the run's domains; last status write at " +
         fmt("%.1f", seconds(settled.last_write - t0)) + " s; queue drained at " +
         fmt("%.1f", seconds(quiet.at - t0)) + " s");
     return cold_;
@@ -1137,10 +1140,9 @@ private:
     steady_json_["pool_watch_events"] = pools_->updates() - pool_events;
     steady_json_["binding_watch_events"] = bindings_->updates() - binding_events;
     steady_json_["operator_rss_kib"] = procStatusKib(o_.operator_pid, "VmRSS");
-    say("steady: " + fmt("%.0f", steady_.pool_passes) + " pool passes (" +
-        fmt("%.0f", expected) + " expected at one per pool per resync), " +
-        fmt("%.0f", steady_.written) + " status writes, " + fmt("%.0f", steady_.object_writes) +
-        " object writes");
+    say("steady: " + fmt("%.0f", steady_.pool_passes) + " pool passes (" + fmt("%.0f", expected) +
+        " expected at one per pool per resync), " + fmt("%.0f", steady_.written) +
+        " status writes, " + fmt("%.0f", steady_.object_writes) + " object writes");
     return steady_json_;
   }
 
@@ -1160,7 +1162,8 @@ private:
       const Scrape before = scrape();
       const auto store_before = proxy_.counts();
       const auto t0 = Steady::now();
-      auto created = binding_api.inNamespace(bindingNamespace(pool)).create(binding(pool, name, domain));
+      auto created =
+          binding_api.inNamespace(bindingNamespace(pool)).create(binding(pool, name, domain));
       if (!created.ok()) {
         die("creating " + key + ": " + created.error().message());
       }
@@ -1169,8 +1172,8 @@ private:
       // Followed until its pass and the passes it caused (the sibling pools, whose grants may
       // have moved) are done: no status write for 3 s and the queue back to where it was.
       const double depth_before = before.sum("workqueue_depth", {{"name", kPoolController}});
-      const Quiet settled = waitQuiet(std::chrono::seconds(3), t0 + std::chrono::seconds(120),
-                                      nullptr, depth_before);
+      const Quiet settled =
+          waitQuiet(std::chrono::seconds(3), t0 + std::chrono::seconds(120), nullptr, depth_before);
       PhaseFigures f =
           figures(before, settled.end, CountingProxy::minus(proxy_.counts(), store_before));
       Json one = f.toJson();
@@ -1182,12 +1185,12 @@ private:
       out.push_back(one);
       singles_.push_back(f);
       single_ready_ms_.push_back(ready ? 1000.0 * seconds(*ready - t0) : INFINITY);
-      say(key + ": " + (ready ? fmt("%.0f", 1000.0 * seconds(*ready - t0)) + " ms to Ready"
-                              : std::string("NOT Ready within 120 s")) +
-          "; until settled (" + fmt("%.1f", f.wall_seconds) + " s): " +
-          fmt("%.0f", f.pool_passes) + " pool passes, " +
-          fmt("%.0f", f.written) + " status writes, " + fmt("%.0f", f.object_writes) +
-          " object writes");
+      say(key + ": " +
+          (ready ? fmt("%.0f", 1000.0 * seconds(*ready - t0)) + " ms to Ready"
+                 : std::string("NOT Ready within 120 s")) +
+          "; until settled (" + fmt("%.1f", f.wall_seconds) + " s): " + fmt("%.0f", f.pool_passes) +
+          " pool passes, " + fmt("%.0f", f.written) + " status writes, " +
+          fmt("%.0f", f.object_writes) + " object writes");
     }
     const Ledger ledger = readLedger(o_.kvcache, o_.store_admin, prefix_);
     singles_ledger_ = ledger.tenants;
@@ -1249,10 +1252,10 @@ private:
     auto row = [](const std::string& what, const std::string& value) {
       std::printf("| %s | %s |\n", what.c_str(), value.c_str());
     };
-    std::printf("\n### Reconcile benchmark: %d pools x %d Bindings on one master (%d namespaces, "
-                "ceiling %s, resync %d s)\n\n",
-                o_.pools, o_.bindings_per_pool, o_.namespaces, o_.ceiling.c_str(),
-                o_.resync_seconds);
+    std::printf(
+        "\n### Reconcile benchmark: %d pools x %d Bindings on one master (%d namespaces, "
+        "ceiling %s, resync %d s)\n\n",
+        o_.pools, o_.bindings_per_pool, o_.namespaces, o_.ceiling.c_str(), o_.resync_seconds);
     std::printf("| figure | value |\n|---|---|\n");
     row("**1. cold** creates (1 backend, pools, Bindings)",
         std::to_string(1 + o_.pools + bindings) + " in " +
@@ -1287,11 +1290,10 @@ private:
     row("pass time (to quiet): mean / p50 / p99",
         fmt("%.1f", 1000 * q.pass_seconds_sum / std::max(1.0, q.pool_passes)) + " / " +
             fmt("%.1f", 1000 * q.pass_p50) + " / " + fmt("%.1f", 1000 * q.pass_p99) + " ms");
-    row("operator CPU (to quiet)", fmt("%.1f", q.operator_cpu_seconds) + " s (" +
-                                          fmt("%.1f", 1000 * q.operator_cpu_seconds /
-                                                          std::max(1.0, q.pool_passes)) +
-                                          " ms per pool pass); machine " +
-                                          fmt("%.0f", 100 * q.machine_busy) + " % busy");
+    row("operator CPU (to quiet)",
+        fmt("%.1f", q.operator_cpu_seconds) + " s (" +
+            fmt("%.1f", 1000 * q.operator_cpu_seconds / std::max(1.0, q.pool_passes)) +
+            " ms per pool pass); machine " + fmt("%.0f", 100 * q.machine_busy) + " % busy");
     if (o_.proxy) {
       row("store requests (to quiet)", storeLine(q.store));
     }
@@ -1303,13 +1305,13 @@ private:
                            " expected at one per pool per resync; results " +
                            joinCounts(s.pool_results) + ")");
     row("backend passes", fmt("%.0f", s.backend_passes));
-    row("status writes", joinCounts(s.status_writes) + " (written: **" +
-                             fmt("%.0f", s.written) + "**)");
-    row("API writes, Lease excluded", "**" + fmt("%.0f", s.object_writes) + "** (" +
-                                          joinCounts(s.writes) + ")");
+    row("status writes",
+        joinCounts(s.status_writes) + " (written: **" + fmt("%.0f", s.written) + "**)");
+    row("API writes, Lease excluded",
+        "**" + fmt("%.0f", s.object_writes) + "** (" + joinCounts(s.writes) + ")");
     row("Lease renewals (leader election)", fmt("%.0f", s.lease_writes));
-    row("API GETs", fmt("%.0f", s.gets) + " (" + fmt("%.2f", s.gets / std::max(1.0, s.pool_passes)) +
-                        " per pass)");
+    row("API GETs", fmt("%.0f", s.gets) + " (" +
+                        fmt("%.2f", s.gets / std::max(1.0, s.pool_passes)) + " per pass)");
     row("watch events seen by the bench (pools / Bindings)",
         std::to_string(steady_json_.value("pool_watch_events", 0)) + " / " +
             std::to_string(steady_json_.value("binding_watch_events", 0)));
@@ -1323,12 +1325,11 @@ private:
             fmt("%.0f", steady_json_.value("max_pool_queue_depth", 0.0)) +
             " (pool workers busy on average: " +
             fmt("%.2f", steady_json_.value("mean_active_pool_workers", 0.0)) + ")");
-    row("operator CPU", fmt("%.1f", s.operator_cpu_seconds) + " s in " +
-                            fmt("%.0f", s.wall_seconds) + " s (" +
-                            fmt("%.1f", 1000 * s.operator_cpu_seconds /
-                                            std::max(1.0, s.pool_passes)) +
-                            " ms per pool pass); machine " + fmt("%.0f", 100 * s.machine_busy) +
-                            " % busy (all processes)");
+    row("operator CPU",
+        fmt("%.1f", s.operator_cpu_seconds) + " s in " + fmt("%.0f", s.wall_seconds) + " s (" +
+            fmt("%.1f", 1000 * s.operator_cpu_seconds / std::max(1.0, s.pool_passes)) +
+            " ms per pool pass); machine " + fmt("%.0f", 100 * s.machine_busy) +
+            " % busy (all processes)");
     if (o_.proxy) {
       row("store requests", storeLine(s.store));
       row("store requests per pool pass",

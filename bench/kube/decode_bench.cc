@@ -26,17 +26,16 @@ Json servedPod(int i) {
                        {"apiVersion", "v1"},
                        {"time", "2026-05-01T12:00:00Z"},
                        {"fieldsType", "FieldsV1"},
-                       {"fieldsV1", {{"f:metadata", {{"f:labels", {{"f:app", Json::object()}}}}},
-                                     {"f:spec", {{"f:containers", Json::object()}}},
-                                     {"f:status", {{"f:conditions", Json::object()}}}}}});
+                       {"fieldsV1",
+                        {{"f:metadata", {{"f:labels", {{"f:app", Json::object()}}}}},
+                         {"f:spec", {{"f:containers", Json::object()}}},
+                         {"f:status", {{"f:conditions", Json::object()}}}}}});
   }
   pod["metadata"]["managedFields"] = managed;
   return pod;
 }
 
-std::string eventLine(int i) {
-  return Json{{"type", "MODIFIED"}, {"object", servedPod(i)}}.dump();
-}
+std::string eventLine(int i) { return Json{{"type", "MODIFIED"}, {"object", servedPod(i)}}.dump(); }
 
 void bmParseWatchEvent(benchmark::State& state) {
   const std::string line = eventLine(1);
@@ -45,8 +44,8 @@ void bmParseWatchEvent(benchmark::State& state) {
     benchmark::DoNotOptimize(event);
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * line.size()));
-  state.counters["events/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                  benchmark::Counter::kIsRate);
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(bmParseWatchEvent);
 
@@ -62,9 +61,9 @@ BENCHMARK(bmStripForCache);
 
 void bmKeepFieldsProjection(benchmark::State& state) {
   const Json pod = servedPod(1);
-  const runtime::Transform project = runtime::keepFields(
-      {"/metadata/annotations", "/spec/nodeName", "/spec/containers/*/name", "/status/phase",
-       "/status/podIP", "/status/conditions"});
+  const runtime::Transform project =
+      runtime::keepFields({"/metadata/annotations", "/spec/nodeName", "/spec/containers/*/name",
+                           "/status/phase", "/status/podIP", "/status/conditions"});
   for (auto _ : state) {
     Json copy = pod;
     project(copy);
@@ -87,8 +86,8 @@ void bmApplyEventToStore(benchmark::State& state) {
     runtime::Packed packed = runtime::packObject(event->object);
     store.upsert(kube::object::key(event->object), event->object, std::move(packed));
   }
-  state.counters["events/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                  benchmark::Counter::kIsRate);
+  state.counters["events/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(bmApplyEventToStore);
 

@@ -34,8 +34,8 @@
 #include "kvc/kube/object.h"
 #include "kvc/runtime/allocator.h"
 #include "kvc/runtime/informer.h"
-#include "pod_fixture.h"
 #include "parallel.h"
+#include "pod_fixture.h"
 #include "proc_status.h"
 
 extern char** environ;
@@ -98,13 +98,12 @@ kube::ClientPtr clientFor(const std::string& kubeconfig) {
 
 runtime::Transform podProjection() {
   // What the operator reads of a Pod: identity, labels and owner, placement, readiness.
-  return runtime::keepFields({"/metadata/annotations", "/spec/nodeName",
-                              "/spec/containers/*/name", "/status/phase", "/status/podIP",
-                              "/status/conditions"});
+  return runtime::keepFields({"/metadata/annotations", "/spec/nodeName", "/spec/containers/*/name",
+                              "/status/phase", "/status/podIP", "/status/conditions"});
 }
 
-int measure(const std::string& mode, const std::string& kubeconfig, const std::string& namespace_name,
-            int expect_updates) {
+int measure(const std::string& mode, const std::string& kubeconfig,
+            const std::string& namespace_name, int expect_updates) {
   if (std::getenv("KVC_BENCH_DEFAULT_MALLOC") == nullptr) {
     runtime::tuneAllocatorForCaches();  // as `kvcache operator` does
   }
@@ -196,12 +195,10 @@ int measure(const std::string& mode, const std::string& kubeconfig, const std::s
     std::lock_guard<std::mutex> guard(mutex);
     result["watch_events"] = modified.load();
     result["watch_window_seconds"] = seconds(last_update - first_update);
-    result["watch_last_event_at"] = std::chrono::duration<double>(
-                                        last_update.time_since_epoch())
-                                        .count();
-    result["watch_first_event_at"] = std::chrono::duration<double>(
-                                         first_update.time_since_epoch())
-                                         .count();
+    result["watch_last_event_at"] =
+        std::chrono::duration<double>(last_update.time_since_epoch()).count();
+    result["watch_first_event_at"] =
+        std::chrono::duration<double>(first_update.time_since_epoch()).count();
     result["rss_after_updates_kib"] = statusKib("VmRSS");
   }
   std::cout << "RESULT " << result.dump() << std::endl;
@@ -229,8 +226,9 @@ Child spawnMeasure(const std::string& self, const std::string& mode, const std::
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&actions, fds[0]);
   const std::string updates_text = std::to_string(updates);
-  std::vector<std::string> argv = {self, "--measure", mode, "--kubeconfig", kc, "--namespace",
-                                   namespace_name,   "--expect-updates", updates_text};
+  std::vector<std::string> argv = {self,        "--measure",   mode,           "--kubeconfig",
+                                   kc,          "--namespace", namespace_name, "--expect-updates",
+                                   updates_text};
   std::vector<char*> args;
   for (auto& a : argv) {
     args.push_back(a.data());
@@ -385,8 +383,8 @@ int benchMain(int argc, char** argv) {
   }
   std::cout << "populated " << pods << " Pods (" << pods / create_s << " creates/s, "
             << pods / status_s << " status patches/s), " << bindings << " Bindings, " << pools
-            << " Pools; " << failures << " failures; one Pod is " << pod_bytes
-            << " bytes of JSON, " << managed_bytes << " of them managedFields" << std::endl;
+            << " Pools; " << failures << " failures; one Pod is " << pod_bytes << " bytes of JSON, "
+            << managed_bytes << " of them managedFields" << std::endl;
 
   std::vector<Json> results;
   for (const char* mode : {"baseline", "pods-raw", "pods", "pods-projected", "budget"}) {
@@ -410,9 +408,8 @@ int benchMain(int argc, char** argv) {
     writes_done = Clock::now();
     write_s = seconds(writes_done - w0);
   });
-  const double lag =
-      watch.value("watch_last_event_at", 0.0) -
-      std::chrono::duration<double>(writes_done.time_since_epoch()).count();
+  const double lag = watch.value("watch_last_event_at", 0.0) -
+                     std::chrono::duration<double>(writes_done.time_since_epoch()).count();
   watch["writes_per_second"] = updates / write_s;
   watch["events_per_second"] =
       watch.value("watch_events", 0) / std::max(1e-9, watch.value("watch_window_seconds", 1.0));
@@ -432,11 +429,11 @@ int benchMain(int argc, char** argv) {
                 r.value("rss_kib", 0) / 1024.0, r.value("rss_peak_kib", 0) / 1024.0,
                 r.value("rss_after_malloc_trim_kib", 0) / 1024.0);
   }
-  std::printf("\nwatch: %d MODIFIED events; API server took %.0f writes/s; informer applied "
-              "%.0f events/s; last event %.0f ms after the last write\n",
-              watch.value("watch_events", 0), watch.value("writes_per_second", 0.0),
-              watch.value("events_per_second", 0.0),
-              watch.value("last_event_after_last_write_ms", 0.0));
+  std::printf(
+      "\nwatch: %d MODIFIED events; API server took %.0f writes/s; informer applied "
+      "%.0f events/s; last event %.0f ms after the last write\n",
+      watch.value("watch_events", 0), watch.value("writes_per_second", 0.0),
+      watch.value("events_per_second", 0.0), watch.value("last_event_after_last_write_ms", 0.0));
 
   if (!keep) {
     kube::DeleteParams bg;

@@ -17,13 +17,11 @@ Result<std::vector<BackendMember>> membersFromJson(const Json& list, std::string
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string at = std::string(path) + "[" + std::to_string(i) + "]";
     BackendMember member;
-    for (auto [field, into] : {std::pair{"segmentID", &member.segment_id},
-                               std::pair{"clientID", &member.client_id},
-                               std::pair{"segmentName", &member.segment_name},
-                               std::pair{"nodeName", &member.node_name},
-                               std::pair{"medium", &member.medium},
-                               std::pair{"protocol", &member.protocol},
-                               std::pair{"state", &member.state}}) {
+    for (auto [field, into] :
+         {std::pair{"segmentID", &member.segment_id}, std::pair{"clientID", &member.client_id},
+          std::pair{"segmentName", &member.segment_name}, std::pair{"nodeName", &member.node_name},
+          std::pair{"medium", &member.medium}, std::pair{"protocol", &member.protocol},
+          std::pair{"state", &member.state}}) {
       KVC_ASSIGN_OR_RETURN(auto value, optionalString(list[i], field, at));
       *into = value.value_or("");
     }
@@ -53,15 +51,14 @@ Result<KVCacheBackend::Status> statusFromJson(const Json& object) {
 Result<std::vector<std::string>> stringList(const Json& object, std::string_view field,
                                             std::string_view path) {
   KVC_ASSIGN_OR_RETURN(Json list, optionalArray(object, field, path));
-  return listFromJson<std::string>(list, joinPath(path, field),
-                                   [](const Json& item, const std::string& at)
-                                       -> Result<std::string> {
-                                     if (!item.is_string()) {
-                                       return Status(StatusCode::InvalidArgument,
-                                                     at + " must be a string");
-                                     }
-                                     return item.get<std::string>();
-                                   });
+  return listFromJson<std::string>(
+      list, joinPath(path, field),
+      [](const Json& item, const std::string& at) -> Result<std::string> {
+        if (!item.is_string()) {
+          return Status(StatusCode::InvalidArgument, at + " must be a string");
+        }
+        return item.get<std::string>();
+      });
 }
 
 Result<std::optional<LocalDisk>> localDiskFromJson(const Json& group, const std::string& at) {
@@ -159,13 +156,13 @@ Result<KVCacheBackend> backendFromJson(const Json& object) {
   KVC_ASSIGN_OR_RETURN(backend.spec.image_pull_policy,
                        optionalString(spec, "imagePullPolicy", "spec"));
   KVC_ASSIGN_OR_RETURN(Json pull_secrets, optionalArray(spec, "imagePullSecrets", "spec"));
-  KVC_ASSIGN_OR_RETURN(backend.spec.image_pull_secrets,
-                       listFromJson<std::string>(
-                           pull_secrets, "spec.imagePullSecrets",
-                           [](const Json& item, const std::string& at) -> Result<std::string> {
-                             KVC_ASSIGN_OR_RETURN(auto name, optionalString(item, "name", at));
-                             return name.value_or("");
-                           }));
+  KVC_ASSIGN_OR_RETURN(
+      backend.spec.image_pull_secrets,
+      listFromJson<std::string>(pull_secrets, "spec.imagePullSecrets",
+                                [](const Json& item, const std::string& at) -> Result<std::string> {
+                                  KVC_ASSIGN_OR_RETURN(auto name, optionalString(item, "name", at));
+                                  return name.value_or("");
+                                }));
   KVC_ASSIGN_OR_RETURN(Json transport, optionalObject(spec, "transport", "spec"));
   KVC_ASSIGN_OR_RETURN(backend.spec.transport_protocol, protocolField(transport, "spec.transport"));
   KVC_ASSIGN_OR_RETURN(Json connection, optionalObject(spec, "connection", "spec"));
@@ -179,14 +176,16 @@ Result<KVCacheBackend> backendFromJson(const Json& object) {
     backend.spec.multi_tenancy = multi_tenancy.value_or(true);
     KVC_ASSIGN_OR_RETURN(backend.spec.leader,
                          leaderFromJson(leader, "spec.connection.managed.leader"));
-    KVC_ASSIGN_OR_RETURN(Json members, optionalArray(managed, "members", "spec.connection.managed"));
-    KVC_ASSIGN_OR_RETURN(backend.spec.members,
-                         listFromJson<MemberGroup>(members, "spec.connection.managed.members",
-                                                   memberGroupFromJson));
-    KVC_ASSIGN_OR_RETURN(Json scale_in, optionalObject(managed, "scaleIn", "spec.connection.managed"));
-    KVC_ASSIGN_OR_RETURN(backend.spec.scale_in_grace_period_seconds,
-                         optionalInt(scale_in, "gracePeriodSeconds",
-                                     "spec.connection.managed.scaleIn"));
+    KVC_ASSIGN_OR_RETURN(Json members,
+                         optionalArray(managed, "members", "spec.connection.managed"));
+    KVC_ASSIGN_OR_RETURN(
+        backend.spec.members,
+        listFromJson<MemberGroup>(members, "spec.connection.managed.members", memberGroupFromJson));
+    KVC_ASSIGN_OR_RETURN(Json scale_in,
+                         optionalObject(managed, "scaleIn", "spec.connection.managed"));
+    KVC_ASSIGN_OR_RETURN(
+        backend.spec.scale_in_grace_period_seconds,
+        optionalInt(scale_in, "gracePeriodSeconds", "spec.connection.managed.scaleIn"));
   }
   if (backend.spec.external) {
     KVC_ASSIGN_OR_RETURN(Json external, optionalObject(connection, "external", "spec.connection"));
@@ -217,13 +216,11 @@ Json backendStatusToJson(const KVCacheBackend::Status& status) {
   if (!status.members.empty()) {
     Json members = Json::array();
     for (const BackendMember& m : status.members) {
-      Json member = {{"segmentID", m.segment_id},
-                     {"clientID", m.client_id},
-                     {"segmentName", m.segment_name}};
-      for (auto [field, value] : {std::pair{"nodeName", &m.node_name},
-                                  std::pair{"medium", &m.medium},
-                                  std::pair{"protocol", &m.protocol},
-                                  std::pair{"state", &m.state}}) {
+      Json member = {
+          {"segmentID", m.segment_id}, {"clientID", m.client_id}, {"segmentName", m.segment_name}};
+      for (auto [field, value] :
+           {std::pair{"nodeName", &m.node_name}, std::pair{"medium", &m.medium},
+            std::pair{"protocol", &m.protocol}, std::pair{"state", &m.state}}) {
         if (!value->empty()) {
           member[field] = *value;
         }

@@ -42,9 +42,8 @@ bool setCondition(std::vector<Condition>& conditions, Condition desired, std::in
     conditions.push_back(std::move(desired));
     return true;
   }
-  desired.last_transition_time = existing->status == desired.status
-                                     ? existing->last_transition_time
-                                     : std::string(now);
+  desired.last_transition_time =
+      existing->status == desired.status ? existing->last_transition_time : std::string(now);
   if (desired.last_transition_time.empty()) {
     desired.last_transition_time = std::string(now);  // a condition written without a time
   }

@@ -43,11 +43,11 @@ Result<ObjectMeta> objectMetaFromJson(const Json& metadata, std::string_view pat
     }
     meta.finalizers.push_back(finalizers[i].get<std::string>());
   }
-  KVC_ASSIGN_OR_RETURN(meta.owner_references,
-                       ownerReferencesFromJson(metadata.is_object()
-                                                   ? metadata.value("ownerReferences", Json())
-                                                   : Json(),
-                                               joinPath(path, "ownerReferences")));
+  KVC_ASSIGN_OR_RETURN(
+      meta.owner_references,
+      ownerReferencesFromJson(
+          metadata.is_object() ? metadata.value("ownerReferences", Json()) : Json(),
+          joinPath(path, "ownerReferences")));
   KVC_ASSIGN_OR_RETURN(meta.labels, stringMap(metadata, "labels", path));
   KVC_ASSIGN_OR_RETURN(meta.annotations, stringMap(metadata, "annotations", path));
   meta.name = name.value_or("");

@@ -15,8 +15,8 @@ const std::initializer_list<std::string_view> kConnectors = {kConnectorMooncake}
 const std::initializer_list<std::string_view> kPullPolicies = {"Always", "IfNotPresent", "Never"};
 const std::initializer_list<std::string_view> kPortProtocols = {kPortProtocolTCP, "UDP", "SCTP"};
 const std::initializer_list<std::string_view> kHostPathTypes = {
-    "",     "DirectoryOrCreate", "Directory",  "FileOrCreate",
-    "File", "Socket",            "CharDevice", "BlockDevice"};
+    "",       "DirectoryOrCreate", "Directory",  "FileOrCreate", "File",
+    "Socket", "CharDevice",        "BlockDevice"};
 
 std::string itemPath(std::string_view path, std::size_t index) {
   return std::string(path) + "[" + std::to_string(index) + "]";

@@ -13,8 +13,10 @@ Result<std::vector<PoolDomain>> domainsFromJson(const Json& list, std::string_vi
     PoolDomain domain;
     KVC_ASSIGN_OR_RETURN(auto name, optionalString(list[i], "name", at));
     KVC_ASSIGN_OR_RETURN(Json binding, optionalObject(list[i], "binding", at));
-    KVC_ASSIGN_OR_RETURN(auto namespace_name, optionalString(binding, "namespace", joinPath(at, "binding")));
-    KVC_ASSIGN_OR_RETURN(auto binding_name, optionalString(binding, "name", joinPath(at, "binding")));
+    KVC_ASSIGN_OR_RETURN(auto namespace_name,
+                         optionalString(binding, "namespace", joinPath(at, "binding")));
+    KVC_ASSIGN_OR_RETURN(auto binding_name,
+                         optionalString(binding, "name", joinPath(at, "binding")));
     KVC_ASSIGN_OR_RETURN(auto block_size, optionalInt(list[i], "blockSize", at));
     KVC_ASSIGN_OR_RETURN(auto dtype, optionalString(list[i], "dtype", at));
     KVC_ASSIGN_OR_RETURN(domain.blocks, optionalInt(list[i], "blocks", at));

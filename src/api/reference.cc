@@ -39,9 +39,8 @@ Result<std::vector<OwnerReference>> ownerReferencesFromJson(const Json& list,
 }
 
 Json objectReferenceToJson(const ObjectReference& reference) {
-  return Json{{"kind", reference.kind},
-              {"namespace", reference.namespace_name},
-              {"name", reference.name}};
+  return Json{
+      {"kind", reference.kind}, {"namespace", reference.namespace_name}, {"name", reference.name}};
 }
 
 Json objectReferencesToJson(const std::vector<ObjectReference>& references) {

@@ -79,8 +79,7 @@ void explainInjected(std::ostream& out, const SiteOutcome& site) {
   for (const std::string& name : containerNames(site.input)) {
     if (name == s.container) {
       rows.push_back({name, "injected", std::string(s.render.vehicle),
-                      std::string(policy::engineRecordName(s.engine)), r.binding,
-                      r.domain.name});
+                      std::string(policy::engineRecordName(s.engine)), r.binding, r.domain.name});
     } else {
       rows.push_back({name, "untouched", "-", "-", "-", "-"});
     }
@@ -101,8 +100,7 @@ void explainInjected(std::ostream& out, const SiteOutcome& site) {
                       overwrote ? "(replaces the container's own value)" : ""});
   }
   for (const policy::EnvVar& var : s.render.env_defaults) {
-    const bool kept =
-        std::find(s.kept_env.begin(), s.kept_env.end(), var.name) != s.kept_env.end();
+    const bool kept = std::find(s.kept_env.begin(), s.kept_env.end(), var.name) != s.kept_env.end();
     writes.push_back({"env", var.name + "=" + var.value,
                       kept ? "(not written: the container sets it)" : "(only when absent)"});
   }
@@ -115,11 +113,11 @@ void explainInjected(std::ostream& out, const SiteOutcome& site) {
     writes.push_back({"args", "--enable-hierarchical-cache", "(not appended: already named)"});
   }
   if (s.render.client_config) {
-    writes.push_back({"volume", std::string(policy::kVolumeName) + " -> " +
-                                    std::string(policy::kConfigFilePath),
-                      "(downwardAPI, read-only)"});
-    writes.push_back({"annotation", std::string(policy::kAnnotationClientConfig),
-                      *s.render.client_config});
+    writes.push_back(
+        {"volume", std::string(policy::kVolumeName) + " -> " + std::string(policy::kConfigFilePath),
+         "(downwardAPI, read-only)"});
+    writes.push_back(
+        {"annotation", std::string(policy::kAnnotationClientConfig), *s.render.client_config});
   }
   writes.push_back({"annotation", std::string(policy::kAnnotationInjected), s.record});
   printTable(out, writes, "    ");
@@ -134,8 +132,8 @@ void explainRefused(std::ostream& out, const SiteOutcome& site, const std::strin
   }
   for (const std::string& name : names) {
     const bool blamed = target.empty() || name == target || names.size() == 1;
-    rows.push_back({name, "refused",
-                    blamed ? std::string(policy::refusalReasonName(refusal.reason)) : "-"});
+    rows.push_back(
+        {name, "refused", blamed ? std::string(policy::refusalReasonName(refusal.reason)) : "-"});
   }
   printTable(out, rows, "  ");
   const std::string& message = refusal.message;
@@ -155,7 +153,8 @@ int runCheck(const CheckOptions& options) {
     std::cerr << "kvcache check-inject: " << cluster.status().message() << "\n";
     return cluster.status().code() == StatusCode::InvalidArgument ? kExitBadInput : kExitFailure;
   }
-  auto outcomes = runInjection(options.file, *cluster->view, cluster->settings, options.namespace_name);
+  auto outcomes =
+      runInjection(options.file, *cluster->view, cluster->settings, options.namespace_name);
   if (!outcomes.ok()) {
     std::cerr << "kvcache check-inject: " << outcomes.status().message() << "\n";
     return kExitBadInput;
@@ -164,32 +163,31 @@ int runCheck(const CheckOptions& options) {
   bool first = true;
   for (const DocumentOutcome& document : *outcomes) {
     for (const SiteOutcome& site : document.sites) {
-      std::cout << (first ? "" : "\n") << site.site.label << "  [" << document.position
-                << "]\n";
+      std::cout << (first ? "" : "\n") << site.site.label << "  [" << document.position << "]\n";
       first = false;
       const policy::Decision& decision = site.decision;
       switch (decision.verdict) {
-      case policy::Verdict::NotOptedIn:
-        std::cout << "  untouched: the label " << policy::kLabelInject
-                  << " is not \"true\", so the webhook leaves this Pod alone\n";
-        break;
-      case policy::Verdict::Injected:
-        explainInjected(std::cout, site);
-        break;
-      case policy::Verdict::Refused: {
-        const std::string target = site.input.value(
-            Json::json_pointer("/metadata/annotations/kvcache.gpustack.ai~1container"),
-            std::string());
-        explainRefused(std::cout, site, target);
-        exit_code = kExitRefused;
-        break;
-      }
-      case policy::Verdict::Failed:
-        printWrapped(std::cout, "  failed: ", decision.error);
-        if (exit_code == kExitOk) {
-          exit_code = kExitFailure;
+        case policy::Verdict::NotOptedIn:
+          std::cout << "  untouched: the label " << policy::kLabelInject
+                    << " is not \"true\", so the webhook leaves this Pod alone\n";
+          break;
+        case policy::Verdict::Injected:
+          explainInjected(std::cout, site);
+          break;
+        case policy::Verdict::Refused: {
+          const std::string target = site.input.value(
+              Json::json_pointer("/metadata/annotations/kvcache.gpustack.ai~1container"),
+              std::string());
+          explainRefused(std::cout, site, target);
+          exit_code = kExitRefused;
+          break;
         }
-        break;
+        case policy::Verdict::Failed:
+          printWrapped(std::cout, "  failed: ", decision.error);
+          if (exit_code == kExitOk) {
+            exit_code = kExitFailure;
+          }
+          break;
       }
     }
   }
@@ -209,12 +207,14 @@ void addCheckInjectCommand(CLI::App& app) {
       "decides: the decision, the vehicle, the values it writes, and for a refusal the reason "
       "and the fix.\nExit codes: 0 nothing refused; 3 something was refused; 2 bad input; 1 the "
       "cluster state could not be read.");
-  command->add_option("-f,--filename", options->file,
-                      "Manifest to explain: YAML or JSON, one or more documents, - for stdin")
+  command
+      ->add_option("-f,--filename", options->file,
+                   "Manifest to explain: YAML or JSON, one or more documents, - for stdin")
       ->required();
   addClusterSourceOptions(*command, options->source);
-  command->add_option("-n,--namespace", options->namespace_name,
-                      "Namespace of objects that do not name one")
+  command
+      ->add_option("-n,--namespace", options->namespace_name,
+                   "Namespace of objects that do not name one")
       ->capture_default_str();
   command->callback([options] {
     const int code = runCheck(*options);

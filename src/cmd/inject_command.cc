@@ -24,7 +24,8 @@ int runInject(const InjectOptions& options) {
   for (const std::string& warning : cluster->warnings) {
     std::cerr << "kvcache inject: warning: " << warning << "\n";
   }
-  auto outcomes = runInjection(options.file, *cluster->view, cluster->settings, options.namespace_name);
+  auto outcomes =
+      runInjection(options.file, *cluster->view, cluster->settings, options.namespace_name);
   if (!outcomes.ok()) {
     std::cerr << "kvcache inject: " << outcomes.status().message() << "\n";
     return kExitBadInput;
@@ -61,21 +62,24 @@ void addInjectCommand(CLI::App& app) {
       "refusal goes to stderr prefixed by its kind/namespace/name); 2 bad input; 1 the cluster "
       "state could not be read.\nResolves against --cluster FILE, or the live cluster of "
       "--kubeconfig exactly as the webhook does.");
-  command->add_option("-f,--filename", options->file,
-                      "Manifest to inject: YAML or JSON, one or more documents, - for stdin. "
-                      "Pods and the pod templates of Deployment, StatefulSet, DaemonSet, "
-                      "ReplicaSet, ReplicationController, Job and CronJob are injected; "
-                      "other kinds pass through")
+  command
+      ->add_option("-f,--filename", options->file,
+                   "Manifest to inject: YAML or JSON, one or more documents, - for stdin. "
+                   "Pods and the pod templates of Deployment, StatefulSet, DaemonSet, "
+                   "ReplicaSet, ReplicationController, Job and CronJob are injected; "
+                   "other kinds pass through")
       ->required();
   addClusterSourceOptions(*command, options->source);
-  command->add_option("-o,--output", options->output,
-                      "Output format: yaml (documents separated by ---) or json (one object for "
-                      "one document, a v1 List for several)")
+  command
+      ->add_option("-o,--output", options->output,
+                   "Output format: yaml (documents separated by ---) or json (one object for "
+                   "one document, a v1 List for several)")
       ->check(CLI::IsMember({"yaml", "json"}))
       ->capture_default_str();
-  command->add_option("-n,--namespace", options->namespace_name,
-                      "Namespace of objects that do not name one (where their Binding is "
-                      "looked up)")
+  command
+      ->add_option("-n,--namespace", options->namespace_name,
+                   "Namespace of objects that do not name one (where their Binding is "
+                   "looked up)")
       ->capture_default_str();
   command->callback([options] {
     const int code = runInject(*options);

@@ -6,9 +6,10 @@
 #include "kvc/cmd/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"kvcache — a shared Mooncake KV-cache for LLM-serving Kubernetes clusters.\n"
-               "Preview and explain Pod injection offline, inspect the store, run the operator.",
-               "kvcache"};
+  CLI::App app{
+      "kvcache — a shared Mooncake KV-cache for LLM-serving Kubernetes clusters.\n"
+      "Preview and explain Pod injection offline, inspect the store, run the operator.",
+      "kvcache"};
   app.set_version_flag("--version", "kvcache 0.1.0");
   app.require_subcommand(1);
   app.fallthrough(false);

@@ -4,15 +4,16 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include <chrono>
 #include <cctype>
-#include <tuple>
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <tuple>
 
+#include "internal/process_flags.h"
 #include "internal/webhook_runner.h"
 #include "kvc/cmd/commands.h"
 #include "kvc/common/log.h"
@@ -26,7 +27,6 @@
 #include "kvc/runtime/leader_election.h"
 #include "kvc/runtime/manager.h"
 #include "kvc/webhook/certificate_keeper.h"
-#include "internal/process_flags.h"
 
 namespace kvc::cmd {
 namespace {
@@ -105,8 +105,9 @@ controllers::ControllerSetup controllerSetup(const OperatorOptions& options) {
 // and written to disk before this returns, because the webhook server reads the files when it
 // starts; then kept fresh in the background. nullptr when the certificate is not self-managed
 // (or the webhooks are off).
-Result<std::unique_ptr<webhook::CertificateKeeper>> keepCertificate(
-    const OperatorOptions& options, const kube::ClientPtr& client, std::stop_token stop) {
+Result<std::unique_ptr<webhook::CertificateKeeper>> keepCertificate(const OperatorOptions& options,
+                                                                    const kube::ClientPtr& client,
+                                                                    std::stop_token stop) {
   const WebhookOptions& webhook_options = options.webhook;
   if (webhook_options.cert_secret.empty() || webhook_options.port == 0) {
     return std::unique_ptr<webhook::CertificateKeeper>();
@@ -154,8 +155,7 @@ int serveUntilStopped(runtime::Manager& m, const WebhookOptions& webhook_options
 // Flags are checked first (exit 2), then the cluster is reached (exit 1); the steps that
 // follow each say how they fail.
 int runOperator(const OperatorOptions& options) {
-  const LogFormat format =
-      options.log_format == "json" ? LogFormat::JsonLines : LogFormat::Text;
+  const LogFormat format = options.log_format == "json" ? LogFormat::JsonLines : LogFormat::Text;
   if (Status logging = initLogging(options.log_level, format); !logging.ok()) {
     std::cerr << "kvcache operator: --log-level: " << logging.message() << "\n";
     return kExitBadInput;
@@ -219,8 +219,7 @@ void addOperatorCommand(CLI::App& app) {
                   "kubeconfig file (default: $KUBECONFIG, then the in-cluster service "
                   "account, then ~/.kube/config)");
   cmd->add_option("--context", options->context, "kubeconfig context (default: current)");
-  cmd->add_option("--namespace", options->namespace_name,
-                  "namespace of the operator and its Lease")
+  cmd->add_option("--namespace", options->namespace_name, "namespace of the operator and its Lease")
       ->capture_default_str();
   cmd->add_option("--lease-name", options->lease_name, "name of the leader-election Lease")
       ->capture_default_str();
@@ -256,8 +255,7 @@ void addOperatorCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
   addWebhookOptions(*cmd, options->webhook);
-  cmd->add_option("--log-level", options->log_level,
-                  "trace, debug, info, warn, error or off")
+  cmd->add_option("--log-level", options->log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
   cmd->add_option("--log-format", options->log_format, "text or json")
       ->capture_default_str()

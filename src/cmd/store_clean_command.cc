@@ -38,15 +38,14 @@ int runClean(const CleanOptions& options) {
   std::error_code error;
   std::filesystem::directory_iterator it(dir, error);
   if (error) {
-    std::cerr << "kvcache store clean: --path " << options.path << ": " << error.message()
-              << "\n";
+    std::cerr << "kvcache store clean: --path " << options.path << ": " << error.message() << "\n";
   }
   for (const std::filesystem::directory_iterator end; !error && it != end; it.increment(error)) {
     std::error_code removed_error;
     const std::uintmax_t removed = std::filesystem::remove_all(it->path(), removed_error);
     if (removed_error) {
-      std::cerr << "kvcache store clean: " << it->path().string() << ": "
-                << removed_error.message() << "\n";
+      std::cerr << "kvcache store clean: " << it->path().string() << ": " << removed_error.message()
+                << "\n";
     } else if (removed > 0) {
       ++result.removed;
     }
@@ -57,8 +56,8 @@ int runClean(const CleanOptions& options) {
   std::ofstream log(options.termination_log, std::ios::trunc);
   log << line;
   if (!log) {
-    std::cerr << "kvcache store clean: --termination-log: cannot write "
-              << options.termination_log << " (the result is still printed above)\n";
+    std::cerr << "kvcache store clean: --termination-log: cannot write " << options.termination_log
+              << " (the result is still printed above)\n";
   }
   return result.remaining == 0 ? kExitOk : kExitFailure;
 }

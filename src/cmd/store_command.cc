@@ -20,8 +20,8 @@ struct StoreStatusOptions {
 
 int runStoreStatus(const StoreStatusOptions& options) {
   store::AdminClientOptions client_options;
-  client_options.timeout = std::chrono::milliseconds(
-      static_cast<std::int64_t>(options.timeout_seconds * 1000.0 + 0.5));
+  client_options.timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_seconds * 1000.0 + 0.5));
   auto client = store::HttpAdminClient::create(options.admin, client_options);
   if (!client.ok()) {
     std::cerr << "kvcache store status: --admin: " << client.status().message() << "\n";
@@ -61,8 +61,8 @@ CLI::App* storeSubcommand(CLI::App& app) {
 void addStoreCommand(CLI::App& app) {
   CLI::App* store = storeSubcommand(app);
   auto options = std::make_shared<StoreStatusOptions>();
-  CLI::App* status = store->add_subcommand(
-      "status", "Print a master's capacity, members and tenant ledger");
+  CLI::App* status =
+      store->add_subcommand("status", "Print a master's capacity, members and tenant ledger");
   status->footer(
       "Reads /health, /metrics, /get_segments_detail and /api/v1/tenant_quotas on the master's\n"
       "admin port (9003 by default; `kubectl -n gpustack-system port-forward\n"

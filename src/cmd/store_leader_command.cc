@@ -60,8 +60,8 @@ void labelOwnPod(const kube::ClientPtr& client, const Json& value) {
   }
   const kube::Api pods(client, kube::resources::pods(), namespace_name);
   auto patched = pods.patch(
-      pod, kube::MergePatch{{{"metadata",
-                              {{"labels", {{std::string(policy::kStoreRoleLabel), value}}}}}}});
+      pod, kube::MergePatch{
+               {{"metadata", {{"labels", {{std::string(policy::kStoreRoleLabel), value}}}}}}});
   if (!patched.ok()) {
     spdlog::warn("store leader: could not label Pod {}/{} ({}={}): {}", namespace_name, pod,
                  policy::kStoreRoleLabel, value.dump(), patched.error().describe());
@@ -128,8 +128,9 @@ Result<LeaderSettings> leaderSettings(const LeaderOptions& options) {
     return Status(StatusCode::InvalidArgument, std::move(message));
   };
   if (options.command.empty()) {
-    return bad("no master command: give it after `--`, e.g. "
-               "`kvcache store leader -- mooncake_master -rpc_port=50051`");
+    return bad(
+        "no master command: give it after `--`, e.g. "
+        "`kvcache store leader -- mooncake_master -rpc_port=50051`");
   }
   LeaderSettings settings;
   Clock::Duration grace{};
@@ -235,8 +236,9 @@ runtime::LeaderElectionConfig electionConfig(const LeaderOptions& options,
   if (!advertised.empty()) {
     holder_annotations[std::string(policy::kMasterAddressAnnotation)] = advertised;
   } else {
-    spdlog::warn("store leader: no --advertise-address and no KUBERNETES_POD_IP: Lease-addressed "
-                 "members cannot find this master");
+    spdlog::warn(
+        "store leader: no --advertise-address and no KUBERNETES_POD_IP: Lease-addressed "
+        "members cannot find this master");
   }
   election.lock = std::make_shared<runtime::KubeLeaseLock>(
       client, settings.lease_ns, settings.lease_name, identity, holder_annotations);
@@ -261,8 +263,8 @@ runtime::LeaderElectionConfig electionConfig(const LeaderOptions& options,
 // signal, a lost Lease or its own exit. A lost Lease exits 1 so that the container restarts as a
 // standby; a signal exits 0.
 int leadOnceElected(const LeaderOptions& options, const LeaderSettings& settings,
-                    const std::stop_source& stop, const kube::ClientPtr& client,
-                    Campaign& campaign, std::atomic<bool>& master_running) {
+                    const std::stop_source& stop, const kube::ClientPtr& client, Campaign& campaign,
+                    std::atomic<bool>& master_running) {
   while (!campaign.leading && !campaign.lost && !stop.stop_requested()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -272,9 +274,10 @@ int leadOnceElected(const LeaderOptions& options, const LeaderSettings& settings
     code = superviseMaster(options.command, campaign.master_stop.get_token(), settings.grace,
                            master_running);
     if (campaign.lost && !stop.stop_requested()) {
-      spdlog::error("store leader: lost the Lease {}/{}: master stopped; exiting to restart "
-                    "as a standby",
-                    settings.lease_ns, settings.lease_name);
+      spdlog::error(
+          "store leader: lost the Lease {}/{}: master stopped; exiting to restart "
+          "as a standby",
+          settings.lease_ns, settings.lease_name);
       code = kExitFailure;
     }
   }
@@ -291,9 +294,9 @@ int campaignAndLead(const LeaderOptions& options, const LeaderSettings& settings
     std::cerr << "kvcache store leader: " << client.status().message() << "\n";
     return kExitFailure;
   }
-  const std::string identity =
-      !options.identity.empty() ? options.identity
-                                : envOr("KUBERNETES_POD_NAME", envOr("HOSTNAME", ""));
+  const std::string identity = !options.identity.empty()
+                                   ? options.identity
+                                   : envOr("KUBERNETES_POD_NAME", envOr("HOSTNAME", ""));
   if (identity.empty()) {
     std::cerr << "kvcache store leader: --identity: none given and neither KUBERNETES_POD_NAME "
                  "nor HOSTNAME is set\n";
@@ -382,18 +385,21 @@ void addStoreLeaderCommand(CLI::App& app) {
                      "the Lease (default: $KUBERNETES_POD_IP and the command's -rpc_port)");
   leader->add_option("--kubeconfig", options->kubeconfig,
                      "kubeconfig file (default: $KUBECONFIG, then the in-cluster service account)");
-  leader->add_option("--health-address", options->health_address,
-                     "Where /healthz listens, HOST:PORT or :PORT (\"0\" disables)")
+  leader
+      ->add_option("--health-address", options->health_address,
+                   "Where /healthz listens, HOST:PORT or :PORT (\"0\" disables)")
       ->capture_default_str();
   leader->add_option("--lease-duration", options->lease_duration, "Lease duration")
       ->capture_default_str();
-  leader->add_option("--renew-deadline", options->renew_deadline,
-                     "How long the holder retries renewing before giving the Lease up")
+  leader
+      ->add_option("--renew-deadline", options->renew_deadline,
+                   "How long the holder retries renewing before giving the Lease up")
       ->capture_default_str();
   leader->add_option("--retry-period", options->retry_period, "Time between tries")
       ->capture_default_str();
-  leader->add_option("--stop-grace", options->stop_grace,
-                     "SIGTERM to SIGKILL of the master when it is stopped")
+  leader
+      ->add_option("--stop-grace", options->stop_grace,
+                   "SIGTERM to SIGKILL of the master when it is stopped")
       ->capture_default_str();
   leader->add_option("--log-level", options->log_level, "trace|debug|info|warn|error")
       ->capture_default_str();

@@ -59,8 +59,8 @@ Result<std::optional<LeaseMaster>> readLeaseMaster(const kube::Api& leases,
     if (lease.error().isNotFound()) {
       return std::optional<LeaseMaster>();
     }
-    return Status(StatusCode::Unavailable, "reading Lease " + name + ": " +
-                                               lease.error().describe());
+    return Status(StatusCode::Unavailable,
+                  "reading Lease " + name + ": " + lease.error().describe());
   }
   const std::string holder =
       lease->value(Json::json_pointer("/spec/holderIdentity"), std::string());
@@ -74,8 +74,7 @@ Result<std::optional<LeaseMaster>> readLeaseMaster(const kube::Api& leases,
   return std::optional<LeaseMaster>(LeaseMaster{holder, address});
 }
 
-int runDirect(const MemberOptions& options, std::stop_token stop,
-              std::chrono::milliseconds grace) {
+int runDirect(const MemberOptions& options, std::stop_token stop, std::chrono::milliseconds grace) {
   auto child = store::ChildProcess::start(options.command);
   if (!child.ok()) {
     std::cerr << "kvcache store member: " << child.status().message() << "\n";
@@ -137,8 +136,8 @@ int runMember(const MemberOptions& options) {
   }
   const std::string namespace_name = target.substr(0, slash);
   const std::string lease = target.substr(slash + 1);
-  const kube::Api leases =
-      kube::Api(*client, kube::resources::leases(), namespace_name).withTimeout(std::chrono::seconds(5));
+  const kube::Api leases = kube::Api(*client, kube::resources::leases(), namespace_name)
+                               .withTimeout(std::chrono::seconds(5));
 
   std::optional<store::ChildProcess> child;
   std::optional<LeaseMaster> current;
@@ -167,14 +166,15 @@ int runMember(const MemberOptions& options) {
           child->stop(kMasterMovedGrace);
           child.reset();
         }
-        auto started = store::ChildProcess::start(
-            options.command, {"MOONCAKE_MASTER=" + (*read)->address});
+        auto started =
+            store::ChildProcess::start(options.command, {"MOONCAKE_MASTER=" + (*read)->address});
         if (!started.ok()) {
           std::cerr << "kvcache store member: " << started.status().message() << "\n";
           return kExitFailure;
         }
         spdlog::info("store member: started {} against {} (Lease {}/{} held by {})",
-                     options.command.front(), (*read)->address, namespace_name, lease, (*read)->holder);
+                     options.command.front(), (*read)->address, namespace_name, lease,
+                     (*read)->holder);
         child = std::move(*started);
         current = *read;
       }
@@ -212,8 +212,9 @@ void addStoreMemberCommand(CLI::App& app) {
                      "kubeconfig file (default: $KUBECONFIG, then the in-cluster service account)");
   member->add_option("--lease-poll", options->poll, "How often the Lease is read")
       ->capture_default_str();
-  member->add_option("--stop-grace", options->stop_grace,
-                     "SIGTERM to SIGKILL of the member when it is restarted or stopped")
+  member
+      ->add_option("--stop-grace", options->stop_grace,
+                   "SIGTERM to SIGKILL of the member when it is restarted or stopped")
       ->capture_default_str();
   member->add_option("--log-level", options->log_level, "trace|debug|info|warn|error")
       ->capture_default_str();

@@ -45,8 +45,8 @@ void runSurvey(const SurveyOptions& options) {
   std::ofstream log(options.termination_log, std::ios::trunc);
   log << line;
   if (!log) {
-    std::cerr << "kvcache store survey: --termination-log: cannot write "
-              << options.termination_log << " (the survey is still printed above)\n";
+    std::cerr << "kvcache store survey: --termination-log: cannot write " << options.termination_log
+              << " (the survey is still printed above)\n";
   }
 }
 

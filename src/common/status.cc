@@ -4,19 +4,32 @@ namespace kvc {
 
 std::string_view statusCodeName(StatusCode code) {
   switch (code) {
-  case StatusCode::Ok: return "Ok";
-  case StatusCode::InvalidArgument: return "InvalidArgument";
-  case StatusCode::NotFound: return "NotFound";
-  case StatusCode::AlreadyExists: return "AlreadyExists";
-  case StatusCode::FailedPrecondition: return "FailedPrecondition";
-  case StatusCode::Aborted: return "Aborted";
-  case StatusCode::Unavailable: return "Unavailable";
-  case StatusCode::DeadlineExceeded: return "DeadlineExceeded";
-  case StatusCode::ResourceExhausted: return "ResourceExhausted";
-  case StatusCode::PermissionDenied: return "PermissionDenied";
-  case StatusCode::Unauthenticated: return "Unauthenticated";
-  case StatusCode::Internal: return "Internal";
-  case StatusCode::Unknown: return "Unknown";
+    case StatusCode::Ok:
+      return "Ok";
+    case StatusCode::InvalidArgument:
+      return "InvalidArgument";
+    case StatusCode::NotFound:
+      return "NotFound";
+    case StatusCode::AlreadyExists:
+      return "AlreadyExists";
+    case StatusCode::FailedPrecondition:
+      return "FailedPrecondition";
+    case StatusCode::Aborted:
+      return "Aborted";
+    case StatusCode::Unavailable:
+      return "Unavailable";
+    case StatusCode::DeadlineExceeded:
+      return "DeadlineExceeded";
+    case StatusCode::ResourceExhausted:
+      return "ResourceExhausted";
+    case StatusCode::PermissionDenied:
+      return "PermissionDenied";
+    case StatusCode::Unauthenticated:
+      return "Unauthenticated";
+    case StatusCode::Internal:
+      return "Internal";
+    case StatusCode::Unknown:
+      return "Unknown";
   }
   return "Unknown";
 }

@@ -70,7 +70,8 @@ std::string excerpt(std::string_view body, std::size_t max_runes) {
 
 std::size_t runeCount(std::string_view text) {
   std::size_t runes = 0;
-  for (std::size_t i = 0; i < text.size(); i += sequenceLength(static_cast<unsigned char>(text[i]))) {
+  for (std::size_t i = 0; i < text.size();
+       i += sequenceLength(static_cast<unsigned char>(text[i]))) {
     ++runes;
   }
   return runes;

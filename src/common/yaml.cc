@@ -39,7 +39,7 @@ bool allDigits(std::string_view s, int base) {
   }
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
-    const bool ok = base == 16 ? std::isxdigit(u) != 0
+    const bool ok = base == 16  ? std::isxdigit(u) != 0
                     : base == 8 ? (c >= '0' && c <= '7')
                                 : std::isdigit(u) != 0;
     if (!ok) {
@@ -148,32 +148,32 @@ Json resolvePlain(const std::string& s) {
 
 Json toJson(const YAML::Node& node) {
   switch (node.Type()) {
-  case YAML::NodeType::Undefined:
-  case YAML::NodeType::Null:
-    return Json(nullptr);
-  case YAML::NodeType::Scalar: {
-    // yaml-cpp tags quoted (and literal/folded) scalars "!" and plain ones "?".
-    if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") {
-      return Json(node.Scalar());
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return Json(nullptr);
+    case YAML::NodeType::Scalar: {
+      // yaml-cpp tags quoted (and literal/folded) scalars "!" and plain ones "?".
+      if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") {
+        return Json(node.Scalar());
+      }
+      return resolvePlain(node.Scalar());
     }
-    return resolvePlain(node.Scalar());
-  }
-  case YAML::NodeType::Sequence: {
-    Json array = Json::array();
-    for (const auto& item : node) {
-      array.push_back(toJson(item));
+    case YAML::NodeType::Sequence: {
+      Json array = Json::array();
+      for (const auto& item : node) {
+        array.push_back(toJson(item));
+      }
+      return array;
     }
-    return array;
-  }
-  case YAML::NodeType::Map: {
-    Json object = Json::object();
-    for (const auto& entry : node) {
-      const YAML::Node& key = entry.first;
-      std::string key_text = key.IsScalar() ? key.Scalar() : YAML::Dump(key);
-      object[key_text] = toJson(entry.second);
+    case YAML::NodeType::Map: {
+      Json object = Json::object();
+      for (const auto& entry : node) {
+        const YAML::Node& key = entry.first;
+        std::string key_text = key.IsScalar() ? key.Scalar() : YAML::Dump(key);
+        object[key_text] = toJson(entry.second);
+      }
+      return object;
     }
-    return object;
-  }
   }
   return Json(nullptr);
 }
@@ -196,61 +196,61 @@ void emitString(YAML::Emitter& out, const std::string& s) {
 
 void emit(YAML::Emitter& out, const Json& value) {
   switch (value.type()) {
-  case Json::value_t::null:
-    out << YAML::Null;
-    break;
-  case Json::value_t::boolean:
-    out << (value.get<bool>() ? "true" : "false");
-    break;
-  case Json::value_t::number_integer:
-    out << value.get<long long>();
-    break;
-  case Json::value_t::number_unsigned:
-    out << value.get<unsigned long long>();
-    break;
-  case Json::value_t::number_float: {
-    const double d = value.get<double>();
-    if (std::isnan(d)) {
-      out << ".nan";
-    } else if (std::isinf(d)) {
-      out << (d > 0 ? ".inf" : "-.inf");
-    } else {
-      out << value.dump();
-    }
-    break;
-  }
-  case Json::value_t::string:
-    emitString(out, value.get<std::string>());
-    break;
-  case Json::value_t::array:
-    if (value.empty()) {
-      out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
+    case Json::value_t::null:
+      out << YAML::Null;
+      break;
+    case Json::value_t::boolean:
+      out << (value.get<bool>() ? "true" : "false");
+      break;
+    case Json::value_t::number_integer:
+      out << value.get<long long>();
+      break;
+    case Json::value_t::number_unsigned:
+      out << value.get<unsigned long long>();
+      break;
+    case Json::value_t::number_float: {
+      const double d = value.get<double>();
+      if (std::isnan(d)) {
+        out << ".nan";
+      } else if (std::isinf(d)) {
+        out << (d > 0 ? ".inf" : "-.inf");
+      } else {
+        out << value.dump();
+      }
       break;
     }
-    out << YAML::BeginSeq;
-    for (const auto& item : value) {
-      emit(out, item);
-    }
-    out << YAML::EndSeq;
-    break;
-  case Json::value_t::object:
-    if (value.empty()) {
-      out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+    case Json::value_t::string:
+      emitString(out, value.get<std::string>());
       break;
-    }
-    out << YAML::BeginMap;
-    for (const auto& [key, item] : value.items()) {
-      out << YAML::Key;
-      emitString(out, key);
-      out << YAML::Value;
-      emit(out, item);
-    }
-    out << YAML::EndMap;
-    break;
-  case Json::value_t::binary:
-  case Json::value_t::discarded:
-    out << YAML::Null;
-    break;
+    case Json::value_t::array:
+      if (value.empty()) {
+        out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
+        break;
+      }
+      out << YAML::BeginSeq;
+      for (const auto& item : value) {
+        emit(out, item);
+      }
+      out << YAML::EndSeq;
+      break;
+    case Json::value_t::object:
+      if (value.empty()) {
+        out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+        break;
+      }
+      out << YAML::BeginMap;
+      for (const auto& [key, item] : value.items()) {
+        out << YAML::Key;
+        emitString(out, key);
+        out << YAML::Value;
+        emit(out, item);
+      }
+      out << YAML::EndMap;
+      break;
+    case Json::value_t::binary:
+    case Json::value_t::discarded:
+      out << YAML::Null;
+      break;
   }
 }
 

@@ -11,8 +11,7 @@ namespace kvc::controllers {
 
 BackendReconciler::BackendReconciler(BackendControllerConfig config)
     : config_(std::move(config)),
-      status_(config_.client, kube::resources::kvCacheBackends(), config_.metrics,
-              *config_.clock),
+      status_(config_.client, kube::resources::kvCacheBackends(), config_.metrics, *config_.clock),
       pools_(config_.client, kube::resources::kvCachePools(), config_.pools),
       external_(std::make_unique<internal::ExternalBackend>(config_, status_)),
       managed_(std::make_unique<internal::ManagedBackend>(config_, status_)),

@@ -86,8 +86,7 @@ Status BackendReconciler::setupWithManager(runtime::Manager& manager,
     config.children.push_back({resource, setup.operator_namespace, cache});
   }
   std::shared_ptr<const runtime::SettingsCache> settings_cache =
-      setup.settings ? setup.settings
-                     : std::make_shared<runtime::SettingsCache>(settings->cache());
+      setup.settings ? setup.settings : std::make_shared<runtime::SettingsCache>(settings->cache());
   config.settings = [settings_cache] { return settings_cache->current(); };
   config.events = &manager.events();
   runtime::ControllerOptions options;

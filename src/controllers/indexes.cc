@@ -15,7 +15,8 @@ std::vector<std::string> podBinding(const Json& pod) {
 }
 
 runtime::Transform heldPodProjection() {
-  return runtime::keepFields({"/metadata/annotations/kvcache.gpustack.ai~1binding", "/status/phase"});
+  return runtime::keepFields(
+      {"/metadata/annotations/kvcache.gpustack.ai~1binding", "/status/phase"});
 }
 
 std::string heldPodSelector() { return std::string(policy::kLabelInject) + "=true"; }

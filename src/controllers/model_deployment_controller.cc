@@ -12,9 +12,9 @@
 #include "kvc/kube/object.h"
 #include "kvc/kube/resource.h"
 #include "kvc/kube/time.h"
+#include "kvc/policy/inject/resolve.h"
 #include "kvc/policy/model_deployment/model_deployment_plan.h"
 #include "kvc/policy/model_deployment/model_deployment_replicas.h"
-#include "kvc/policy/inject/resolve.h"
 #include "kvc/runtime/finalizer.h"
 
 namespace kvc::controllers {
@@ -32,8 +32,8 @@ std::vector<Json> ownedWorkloads(const runtime::Cache& workloads, const Json& ow
   const std::string selector = workloadSelector(kube::object::name(owner));
   const std::string namespace_name = kube::object::namespaceName(owner);
   for (const runtime::ObjectPtr& child : workloads.list()) {
-    if (kube::object::namespaceName(*child) == namespace_name && runtime::matchesSelector(*child, selector) &&
-        runtime::carriesNoteFor(*child, owner)) {
+    if (kube::object::namespaceName(*child) == namespace_name &&
+        runtime::matchesSelector(*child, selector) && runtime::carriesNoteFor(*child, owner)) {
       out.push_back(*child);
     }
   }
@@ -93,8 +93,7 @@ void recordReplicaTransition(const runtime::Cache& deployments, runtime::EventRe
 
 ModelDeploymentReconciler::ModelDeploymentReconciler(ModelDeploymentControllerConfig config)
     : config_(std::move(config)),
-      status_(config_.client, kube::resources::modelDeployments(), config_.metrics,
-              *config_.clock),
+      status_(config_.client, kube::resources::modelDeployments(), config_.metrics, *config_.clock),
       binding_status_(config_.client, kube::resources::kvCachePoolBindings(), config_.metrics,
                       *config_.clock, runtime::StatusWriter::Generation::Keep),
       owned_(config_.client) {}
@@ -162,8 +161,8 @@ void ModelDeploymentReconciler::observeWorkloads(policy::ModelDeploymentObservat
   const std::string& namespace_name = md.metadata.namespace_name;
   seen.role_deployments.clear();
   for (const api::ModelDeploymentRole& role : md.spec.roles) {
-    if (runtime::ObjectPtr live = config_.workloads->get(
-            kube::object::key(namespace_name, policy::roleWorkloadName(md.metadata.name, role.name)))) {
+    if (runtime::ObjectPtr live = config_.workloads->get(kube::object::key(
+            namespace_name, policy::roleWorkloadName(md.metadata.name, role.name)))) {
       seen.role_deployments[role.name] = *live;
     }
   }
@@ -261,8 +260,8 @@ Result<runtime::Action> ModelDeploymentReconciler::actTeardown(
   if (plan.hold_binding) {
     KVC_RETURN_IF_ERROR(noteOnBinding(md, *plan.hold_binding, stop));
   }
-  spdlog::info("modeldeployment {}/{}: released (its Deployments and Pods are gone)", namespace_name,
-               md.metadata.name);
+  spdlog::info("modeldeployment {}/{}: released (its Deployments and Pods are gone)",
+               namespace_name, md.metadata.name);
   return runtime::Action::done();
 }
 
@@ -273,8 +272,8 @@ Result<policy::WorkloadApply> ModelDeploymentReconciler::applyWorkloads(
   runtime::OwnedSet set;
   for (const policy::RenderedRole& role : *plan.apply) {
     // The whole Deployment is the contract's: a field someone else set on it is taken back.
-    set.children.push_back({kube::resources::deployments(), role.deployment, role.name,
-                            std::nullopt, /*force=*/true});
+    set.children.push_back(
+        {kube::resources::deployments(), role.deployment, role.name, std::nullopt, /*force=*/true});
   }
   if (plan.service) {
     set.children.push_back(
@@ -326,10 +325,10 @@ Status ModelDeploymentReconciler::writeStatus(const policy::ModelDeploymentPlan&
   }
   if (config_.events != nullptr && written->outcome == runtime::StatusWriteOutcome::Written) {
     for (const policy::ModelDeploymentEvent& event : events) {
-      config_.events->event(written->object,
-                            event.type == "Warning" ? runtime::EventType::Warning
-                                                    : runtime::EventType::Normal,
-                            event.reason, "Render", event.message);
+      config_.events->event(
+          written->object,
+          event.type == "Warning" ? runtime::EventType::Warning : runtime::EventType::Normal,
+          event.reason, "Render", event.message);
     }
   }
   return okStatus();
@@ -363,9 +362,9 @@ Status ModelDeploymentReconciler::noteOnBinding(const api::ModelDeployment& md, 
       [&](const Json& current) -> Result<Json> {
         // Only usedBy is ours; the pool controller's figures and conditions are kept as read.
         Json status = current.value("status", Json::object());
-        KVC_ASSIGN_OR_RETURN(std::vector<api::ObjectReference> used_by,
-                             api::objectReferencesFromJson(status.value("usedBy", Json()),
-                                                           "status.usedBy"));
+        KVC_ASSIGN_OR_RETURN(
+            std::vector<api::ObjectReference> used_by,
+            api::objectReferencesFromJson(status.value("usedBy", Json()), "status.usedBy"));
         if (!policy::setBindingUsedBy(used_by, md.metadata.name, hold)) {
           return status;
         }

@@ -46,8 +46,7 @@ Status ModelDeploymentReconciler::setupWithManager(runtime::Manager& manager,
   config.pools = &pools->cache();
   config.backends = &backends->cache();
   std::shared_ptr<const runtime::SettingsCache> settings_cache =
-      setup.settings ? setup.settings
-                     : std::make_shared<runtime::SettingsCache>(settings->cache());
+      setup.settings ? setup.settings : std::make_shared<runtime::SettingsCache>(settings->cache());
   config.settings = [settings_cache] { return settings_cache->current(); };
   config.events = &manager.events();
   config.metrics = &manager.metrics();

@@ -110,9 +110,9 @@ Result<runtime::Action> PoolReconciler::releaseOrphans(const std::string& pool,
   for (const runtime::ObjectPtr& object : config_.bindings->byIndex(kBindingsByPool, pool)) {
     if (kube::object::isDeleting(*object) &&
         runtime::hasFinalizer(*object, api::binding::kFinalizer)) {
-      KVC_RETURN_IF_ERROR(runtime::removeFinalizer(
-          bindings.inNamespace(kube::object::namespaceName(*object)), *object,
-          api::binding::kFinalizer, stop));
+      KVC_RETURN_IF_ERROR(
+          runtime::removeFinalizer(bindings.inNamespace(kube::object::namespaceName(*object)),
+                                   *object, api::binding::kFinalizer, stop));
     }
   }
   return runtime::Action::done();
@@ -175,8 +175,7 @@ Result<policy::PoolObservation> PoolReconciler::observe(const Json& pool_object,
 // a fresh list of the namespace's labelled Pods decides.
 Status PoolReconciler::observeHolds(const KVCachePoolBinding& binding, Clock::WallTime wall,
                                     policy::PoolObservation& seen, std::stop_token stop) {
-  const std::string key =
-      kube::object::key(binding.metadata.namespace_name, binding.metadata.name);
+  const std::string key = kube::object::key(binding.metadata.namespace_name, binding.metadata.name);
   if (seen.holds.count(key) > 0) {
     return okStatus();
   }
@@ -185,8 +184,8 @@ Status PoolReconciler::observeHolds(const KVCachePoolBinding& binding, Clock::Wa
     if (user.kind == api::kKindModelDeployment) {
       // Its controller removes the entry before the deployment goes; an entry left behind means
       // its finalizer was taken off by hand, and nothing holds the Binding any more.
-      auto exists = model_deployment_reader_.exists(binding.metadata.namespace_name, user.name,
-                                                    stop);
+      auto exists =
+          model_deployment_reader_.exists(binding.metadata.namespace_name, user.name, stop);
       if (!exists.ok()) {
         return exists.status().withContext(
             "reading ModelDeployment " +
@@ -266,8 +265,7 @@ std::unique_ptr<store::AdminClient> PoolReconciler::observeLedger(policy::PoolOb
 // ---- act --------------------------------------------------------------------------------------
 
 // 5–9: the report stage.
-Result<runtime::Action> PoolReconciler::act(const policy::PoolPlan& plan,
-                                            const Json& pool_object,
+Result<runtime::Action> PoolReconciler::act(const policy::PoolPlan& plan, const Json& pool_object,
                                             const policy::PoolObservation& seen,
                                             std::stop_token stop) {
   if (config_.ripple) {
@@ -306,9 +304,9 @@ Status PoolReconciler::actGuards(const policy::PoolPlan& plan, const Json& pool_
     if (!object) {
       continue;
     }
-    Status added = unlessGone(runtime::addFinalizer(
-        bindings.inNamespace(kube::object::namespaceName(*object)), *object,
-        api::binding::kFinalizer, stop));
+    Status added =
+        unlessGone(runtime::addFinalizer(bindings.inNamespace(kube::object::namespaceName(*object)),
+                                         *object, api::binding::kFinalizer, stop));
     if (!added.ok()) {
       return added.withContext("adding the finalizer of KVCachePoolBinding " + key);
     }
@@ -333,8 +331,7 @@ void PoolReconciler::finishLedgerStage(const policy::PoolPlan& plan, store::Admi
 // 6: the seed of a managed master's policy file: what its ledger should hold. Not a write the
 // statuses depend on, so a failure is logged and the pass goes on.
 void PoolReconciler::applyTenantPolicy(const policy::PoolPlan& plan,
-                                       const policy::PoolObservation& seen,
-                                       std::stop_token stop) {
+                                       const policy::PoolObservation& seen, std::stop_token stop) {
   const std::string& pool = seen.pool.metadata.name;
   const std::string backend = seen.backend ? seen.backend->metadata.name : std::string();
   if (plan.tenant_policy_error) {
@@ -350,8 +347,8 @@ void PoolReconciler::applyTenantPolicy(const policy::PoolPlan& plan,
     return;  // the owner the ConfigMap is written under is gone
   }
   runtime::OwnedSet set;
-  set.children.push_back({kube::resources::configMaps(), *plan.tenant_policy,
-                          "tenant-quota-policy", std::nullopt, false});
+  set.children.push_back({kube::resources::configMaps(), *plan.tenant_policy, "tenant-quota-policy",
+                          std::nullopt, false});
   if (config_.config_maps != nullptr) {
     set.sources.push_back(
         {kube::resources::configMaps(), config_.operator_namespace, config_.config_maps});
@@ -375,9 +372,9 @@ Status PoolReconciler::actBindings(const policy::PoolPlan& plan,
       if (!object) {
         continue;
       }
-      Status removed = unlessGone(runtime::removeFinalizer(
-          bindings.inNamespace(kube::object::namespaceName(*object)), *object,
-          api::binding::kFinalizer, stop));
+      Status removed = unlessGone(
+          runtime::removeFinalizer(bindings.inNamespace(kube::object::namespaceName(*object)),
+                                   *object, api::binding::kFinalizer, stop));
       if (!removed.ok()) {
         return removed.withContext("releasing KVCachePoolBinding " + step.key);
       }
@@ -421,14 +418,14 @@ Result<runtime::Action> PoolReconciler::actPool(const policy::PoolPlan& plan,
   const KVCachePool& pool = seen.pool;
   if (plan.release_pool) {
     if (seen.backend) {
-      KVC_RETURN_IF_ERROR(claimBackend(seen.backend->metadata.name, pool.metadata.name, false,
-                                       stop));
+      KVC_RETURN_IF_ERROR(
+          claimBackend(seen.backend->metadata.name, pool.metadata.name, false, stop));
     }
     if (api::hasFinalizer(pool.metadata, api::pool::kFinalizer)) {
       const kube::Api pools(config_.client, kube::resources::kvCachePools());
       runtime::ObjectPtr latest = config_.pools->get(pool.metadata.name);
-      Status removed = unlessGone(runtime::removeFinalizer(
-          pools, latest ? *latest : pool_object, api::pool::kFinalizer, stop));
+      Status removed = unlessGone(runtime::removeFinalizer(pools, latest ? *latest : pool_object,
+                                                           api::pool::kFinalizer, stop));
       if (!removed.ok()) {
         return removed.withContext("releasing KVCachePool " + pool.metadata.name);
       }
@@ -447,8 +444,8 @@ Result<runtime::Action> PoolReconciler::actPool(const policy::PoolPlan& plan,
           }
           policy::PoolFacts facts = planned.facts;
           KVC_ASSIGN_OR_RETURN(facts.pool, api::poolFromJson(current));
-          return api::poolStatusToJson(policy::poolStatus(
-              facts, pass_reading(), facts.pool.metadata.generation, seen.now));
+          return api::poolStatusToJson(
+              policy::poolStatus(facts, pass_reading(), facts.pool.metadata.generation, seen.now));
         },
         stop);
     if (!written.ok()) {
@@ -457,8 +454,8 @@ Result<runtime::Action> PoolReconciler::actPool(const policy::PoolPlan& plan,
   }
   if (plan.store_failure) {
     // Reported in the statuses; retried with backoff (capped at the resync).
-    return unavailable("the master of KVCacheBackend " + seen.pool.spec.backends.front() +
-                       " at " + seen.reading.admin_address + ": " + *plan.store_failure);
+    return unavailable("the master of KVCacheBackend " + seen.pool.spec.backends.front() + " at " +
+                       seen.reading.admin_address + ": " + *plan.store_failure);
   }
   return runtime::Action::requeueAfter(
       std::chrono::duration_cast<Clock::Duration>(plan.requeue_after));

@@ -11,8 +11,8 @@ bool isSuccess(int code) { return code >= 200 && code < 300; }
 ApiResult<Json> decodeObject(const HttpResponse& response, std::string_view what) {
   Json parsed = Json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded() || !parsed.is_object()) {
-    return ApiError(ErrorReason::Decode,
-                    std::string(what) + ": the answer is not a JSON object", response.status);
+    return ApiError(ErrorReason::Decode, std::string(what) + ": the answer is not a JSON object",
+                    response.status);
   }
   return parsed;
 }
@@ -185,8 +185,7 @@ ApiResult<Json> Api::get(std::string_view name, std::stop_token stop) const {
   return client_->sendJson(timed(builder_.get(name)), resource().plural, std::move(stop));
 }
 
-ApiResult<std::optional<Json>> Api::getOptional(std::string_view name,
-                                                std::stop_token stop) const {
+ApiResult<std::optional<Json>> Api::getOptional(std::string_view name, std::stop_token stop) const {
   auto result = get(name, std::move(stop));
   if (!result.ok()) {
     if (result.error().isNotFound()) {

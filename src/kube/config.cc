@@ -81,8 +81,8 @@ Status mergeDocument(const Json& doc, const fs::path& base_dir, Merged& merged,
       if (name.empty() || into.count(name) > 0) {
         continue;  // first definition wins
       }
-      into[name] = Entry{item.is_object() && item.contains(inner) ? item.at(inner) : Json(),
-                         base_dir};
+      into[name] =
+          Entry{item.is_object() && item.contains(inner) ? item.at(inner) : Json(), base_dir};
     }
   };
   take("clusters", "cluster", merged.clusters);

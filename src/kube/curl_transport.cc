@@ -68,7 +68,7 @@ struct Exchange {
   CURL* easy = nullptr;
   HttpResponse response;
   const std::function<bool(std::string_view)>* on_data = nullptr;  // streaming only
-  bool declined = false;     // on_data returned false
+  bool declined = false;                                           // on_data returned false
   std::stop_token stop;
   bool cancelled = false;
 };
@@ -160,8 +160,8 @@ Result<Endpoint> endpointFor(const Config& config) {
   }
   const std::string scheme = part(CURLUPART_SCHEME);
   if (scheme != "https" && scheme != "http") {
-    return invalidArgument("the API server URL must start with https:// (got \"" +
-                           config.server + "\")");
+    return invalidArgument("the API server URL must start with https:// (got \"" + config.server +
+                           "\")");
   }
   Endpoint endpoint;
   if (!config.tls_server_name.empty()) {
@@ -184,7 +184,9 @@ Result<Endpoint> endpointFor(const Config& config) {
 class CurlTransport final : public Transport {
 public:
   CurlTransport(Config config, std::string base_url, Slist connect_to)
-      : config_(std::move(config)), no_proxy_(noProxyList()), base_url_(std::move(base_url)),
+      : config_(std::move(config)),
+        no_proxy_(noProxyList()),
+        base_url_(std::move(base_url)),
         connect_to_(std::move(connect_to)) {}
 
   ~CurlTransport() override {
@@ -212,8 +214,7 @@ public:
   ApiResult<HttpResponse> stream(const HttpRequest& request,
                                  const std::function<bool(std::string_view)>& on_data,
                                  std::stop_token stop) override {
-    std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> easy(curl_easy_init(),
-                                                             &curl_easy_cleanup);
+    std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> easy(curl_easy_init(), &curl_easy_cleanup);
     std::unique_ptr<CURLM, decltype(&curl_multi_cleanup)> multi(curl_multi_init(),
                                                                 &curl_multi_cleanup);
     if (!easy || !multi) {
@@ -338,15 +339,14 @@ private:
     }
     // TLS.
     if (!config_.ca_pem.empty()) {
-      curl_blob ca{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(),
-                   CURL_BLOB_COPY};
+      curl_blob ca{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(), CURL_BLOB_COPY};
       curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
     }
     if (!config_.client_cert_pem.empty()) {
       curl_blob cert{const_cast<char*>(config_.client_cert_pem.data()),
                      config_.client_cert_pem.size(), CURL_BLOB_COPY};
-      curl_blob key{const_cast<char*>(config_.client_key_pem.data()),
-                    config_.client_key_pem.size(), CURL_BLOB_COPY};
+      curl_blob key{const_cast<char*>(config_.client_key_pem.data()), config_.client_key_pem.size(),
+                    CURL_BLOB_COPY};
       curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
       curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
       curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
@@ -381,8 +381,7 @@ private:
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &ex);
   }
 
-  ApiResult<HttpResponse> finish(CURL* h, CURLcode rc, Exchange& ex,
-                                 const HttpRequest& request) {
+  ApiResult<HttpResponse> finish(CURL* h, CURLcode rc, Exchange& ex, const HttpRequest& request) {
     const std::string what = request.method + " " + request.url;
     if (ex.declined && rc == CURLE_WRITE_ERROR) {
       rc = CURLE_OK;

@@ -4,8 +4,7 @@
 
 namespace kvc::kube {
 
-ApiResult<std::vector<ResourceType>> discoverResources(const Client& client,
-                                                       std::string_view group,
+ApiResult<std::vector<ResourceType>> discoverResources(const Client& client, std::string_view group,
                                                        std::string_view version,
                                                        std::stop_token stop) {
   const std::string path = group.empty()
@@ -21,8 +20,8 @@ ApiResult<std::vector<ResourceType>> discoverResources(const Client& client,
   }
   std::vector<ResourceType> out;
   for (const Json& r : *resources) {
-    if (!r.is_object() || !r.contains("name") || !r.contains("kind") ||
-        !r.at("name").is_string() || !r.at("kind").is_string()) {
+    if (!r.is_object() || !r.contains("name") || !r.contains("kind") || !r.at("name").is_string() ||
+        !r.at("kind").is_string()) {
       continue;
     }
     const std::string name = r.at("name").get<std::string>();
@@ -52,11 +51,11 @@ ApiResult<ResourceType> discoverResource(const Client& client, std::string_view 
       return std::move(r);
     }
   }
-  return ApiError(ErrorReason::NotFound,
-                  std::string(kind) + " is not served in " +
-                      (group.empty() ? std::string(version)
-                                     : std::string(group) + "/" + std::string(version)),
-                  404);
+  return ApiError(
+      ErrorReason::NotFound,
+      std::string(kind) + " is not served in " +
+          (group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version)),
+      404);
 }
 
 }  // namespace kvc::kube

@@ -46,13 +46,15 @@ constexpr std::array<ReasonName, 24> kReasonNames = {{
 std::optional<ErrorReason> parseApiReason(std::string_view name) {
   for (const ReasonName& entry : kReasonNames) {
     switch (entry.reason) {
-    case ErrorReason::Transport:
-    case ErrorReason::Deadline:
-    case ErrorReason::Cancelled:
-    case ErrorReason::Decode:
-    case ErrorReason::Client:
-    case ErrorReason::Unknown: continue;
-    default: break;
+      case ErrorReason::Transport:
+      case ErrorReason::Deadline:
+      case ErrorReason::Cancelled:
+      case ErrorReason::Decode:
+      case ErrorReason::Client:
+      case ErrorReason::Unknown:
+        continue;
+      default:
+        break;
     }
     if (entry.name == name) {
       return entry.reason;
@@ -63,22 +65,38 @@ std::optional<ErrorReason> parseApiReason(std::string_view name) {
 
 ErrorReason reasonForCode(int code) {
   switch (code) {
-  case 400: return ErrorReason::BadRequest;
-  case 401: return ErrorReason::Unauthorized;
-  case 403: return ErrorReason::Forbidden;
-  case 404: return ErrorReason::NotFound;
-  case 405: return ErrorReason::MethodNotAllowed;
-  case 406: return ErrorReason::NotAcceptable;
-  case 409: return ErrorReason::Conflict;
-  case 410: return ErrorReason::Gone;
-  case 413: return ErrorReason::RequestEntityTooLarge;
-  case 415: return ErrorReason::UnsupportedMediaType;
-  case 422: return ErrorReason::Invalid;
-  case 429: return ErrorReason::TooManyRequests;
-  case 500: return ErrorReason::InternalError;
-  case 503: return ErrorReason::ServiceUnavailable;
-  case 504: return ErrorReason::Timeout;
-  default: break;
+    case 400:
+      return ErrorReason::BadRequest;
+    case 401:
+      return ErrorReason::Unauthorized;
+    case 403:
+      return ErrorReason::Forbidden;
+    case 404:
+      return ErrorReason::NotFound;
+    case 405:
+      return ErrorReason::MethodNotAllowed;
+    case 406:
+      return ErrorReason::NotAcceptable;
+    case 409:
+      return ErrorReason::Conflict;
+    case 410:
+      return ErrorReason::Gone;
+    case 413:
+      return ErrorReason::RequestEntityTooLarge;
+    case 415:
+      return ErrorReason::UnsupportedMediaType;
+    case 422:
+      return ErrorReason::Invalid;
+    case 429:
+      return ErrorReason::TooManyRequests;
+    case 500:
+      return ErrorReason::InternalError;
+    case 503:
+      return ErrorReason::ServiceUnavailable;
+    case 504:
+      return ErrorReason::Timeout;
+    default:
+      break;
   }
   if (code >= 500) {
     return ErrorReason::InternalError;
@@ -130,43 +148,56 @@ ErrorReason reasonFor(int http_status, std::string_view status_reason) {
 
 bool ApiError::isRetryable() const {
   switch (reason_) {
-  case ErrorReason::Transport:
-  case ErrorReason::Deadline:
-  case ErrorReason::TooManyRequests:
-  case ErrorReason::InternalError:
-  case ErrorReason::ServiceUnavailable:
-  case ErrorReason::Timeout:
-  case ErrorReason::ServerTimeout: return true;
-  default: return false;
+    case ErrorReason::Transport:
+    case ErrorReason::Deadline:
+    case ErrorReason::TooManyRequests:
+    case ErrorReason::InternalError:
+    case ErrorReason::ServiceUnavailable:
+    case ErrorReason::Timeout:
+    case ErrorReason::ServerTimeout:
+      return true;
+    default:
+      return false;
   }
 }
 
 StatusCode ApiError::statusCode() const {
   switch (reason_) {
-  case ErrorReason::NotFound: return StatusCode::NotFound;
-  case ErrorReason::AlreadyExists: return StatusCode::AlreadyExists;
-  case ErrorReason::Conflict:
-  case ErrorReason::Gone:
-  case ErrorReason::Expired: return StatusCode::Aborted;
-  case ErrorReason::BadRequest:
-  case ErrorReason::Invalid:
-  case ErrorReason::MethodNotAllowed:
-  case ErrorReason::NotAcceptable:
-  case ErrorReason::RequestEntityTooLarge:
-  case ErrorReason::UnsupportedMediaType:
-  case ErrorReason::Client: return StatusCode::InvalidArgument;
-  case ErrorReason::Forbidden: return StatusCode::PermissionDenied;
-  case ErrorReason::Unauthorized: return StatusCode::Unauthenticated;
-  case ErrorReason::Transport:
-  case ErrorReason::TooManyRequests:
-  case ErrorReason::InternalError:
-  case ErrorReason::ServiceUnavailable: return StatusCode::Unavailable;
-  case ErrorReason::Deadline:
-  case ErrorReason::Timeout:
-  case ErrorReason::ServerTimeout: return StatusCode::DeadlineExceeded;
-  case ErrorReason::Cancelled: return StatusCode::Aborted;
-  case ErrorReason::Decode: return StatusCode::Internal;
-  case ErrorReason::Unknown: break;
+    case ErrorReason::NotFound:
+      return StatusCode::NotFound;
+    case ErrorReason::AlreadyExists:
+      return StatusCode::AlreadyExists;
+    case ErrorReason::Conflict:
+    case ErrorReason::Gone:
+    case ErrorReason::Expired:
+      return StatusCode::Aborted;
+    case ErrorReason::BadRequest:
+    case ErrorReason::Invalid:
+    case ErrorReason::MethodNotAllowed:
+    case ErrorReason::NotAcceptable:
+    case ErrorReason::RequestEntityTooLarge:
+    case ErrorReason::UnsupportedMediaType:
+    case ErrorReason::Client:
+      return StatusCode::InvalidArgument;
+    case ErrorReason::Forbidden:
+      return StatusCode::PermissionDenied;
+    case ErrorReason::Unauthorized:
+      return StatusCode::Unauthenticated;
+    case ErrorReason::Transport:
+    case ErrorReason::TooManyRequests:
+    case ErrorReason::InternalError:
+    case ErrorReason::ServiceUnavailable:
+      return StatusCode::Unavailable;
+    case ErrorReason::Deadline:
+    case ErrorReason::Timeout:
+    case ErrorReason::ServerTimeout:
+      return StatusCode::DeadlineExceeded;
+    case ErrorReason::Cancelled:
+      return StatusCode::Aborted;
+    case ErrorReason::Decode:
+      return StatusCode::Internal;
+    case ErrorReason::Unknown:
+      break;
   }
   return http_status_ >= 500 ? StatusCode::Unavailable : StatusCode::Unknown;
 }
@@ -217,8 +248,8 @@ ApiError errorFromStatus(const Json& status) {
       std::vector<StatusCause> list;
       for (const Json& c : *causes) {
         if (c.is_object()) {
-          list.push_back({stringField(c, "reason"), stringField(c, "message"),
-                          stringField(c, "field")});
+          list.push_back(
+              {stringField(c, "reason"), stringField(c, "message"), stringField(c, "field")});
         }
       }
       error.withCauses(std::move(list));

@@ -38,8 +38,7 @@ Status checkName(std::string_view name) {
 
 Status checkSegment(std::string_view segment, std::string_view what) {
   if (segment.empty() || segment.find_first_of("/%?#.") != std::string_view::npos) {
-    return invalidArgument("\"" + std::string(segment) + "\" is not a valid " +
-                           std::string(what));
+    return invalidArgument("\"" + std::string(segment) + "\" is not a valid " + std::string(what));
   }
   return okStatus();
 }
@@ -48,8 +47,8 @@ Status checkFieldValidation(std::string_view v) {
   if (v.empty() || v == "Ignore" || v == "Warn" || v == "Strict") {
     return okStatus();
   }
-  return invalidArgument("fieldValidation must be Ignore, Warn or Strict, not \"" +
-                         std::string(v) + "\"");
+  return invalidArgument("fieldValidation must be Ignore, Warn or Strict, not \"" + std::string(v) +
+                         "\"");
 }
 
 Result<std::string> postQuery(const PostParams& params) {
@@ -213,8 +212,7 @@ std::string urlEncode(std::string_view value) {
   for (const char c : value) {
     const auto u = static_cast<unsigned char>(c);
     const bool unreserved = (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') ||
-                            (u >= '0' && u <= '9') || u == '-' || u == '.' || u == '_' ||
-                            u == '~';
+                            (u >= '0' && u <= '9') || u == '-' || u == '.' || u == '_' || u == '~';
     if (unreserved) {
       out += c;
     } else {
@@ -231,8 +229,7 @@ RequestBuilder::RequestBuilder(ResourceType resource, std::string namespace_name
 
 std::string RequestBuilder::collectionPath() const {
   std::string path = resource_.group.empty() ? "/api/" + resource_.version
-                                             : "/apis/" + resource_.group + "/" +
-                                                   resource_.version;
+                                             : "/apis/" + resource_.group + "/" + resource_.version;
   if (resource_.namespaced && !namespace_name_.empty()) {
     path += "/namespaces/" + namespace_name_;
   }

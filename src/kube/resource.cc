@@ -21,10 +21,10 @@ ResourceType make(std::string group, std::string version, std::string kind, std:
 
 }  // namespace
 
-#define KVC_RESOURCE(fn, group, version, kind, plural, namespaced)                                 \
-  const ResourceType& fn() {                                                                       \
-    static const ResourceType r = make(group, version, kind, plural, namespaced);                 \
-    return r;                                                                                      \
+#define KVC_RESOURCE(fn, group, version, kind, plural, namespaced)                \
+  const ResourceType& fn() {                                                      \
+    static const ResourceType r = make(group, version, kind, plural, namespaced); \
+    return r;                                                                     \
   }
 
 KVC_RESOURCE(kvCacheBackends, "worker.gpustack.ai", "v1", "KVCacheBackend", "kvcachebackends",
@@ -47,10 +47,8 @@ KVC_RESOURCE(deployments, "apps", "v1", "Deployment", "deployments", true)
 KVC_RESOURCE(daemonSets, "apps", "v1", "DaemonSet", "daemonsets", true)
 KVC_RESOURCE(statefulSets, "apps", "v1", "StatefulSet", "statefulsets", true)
 KVC_RESOURCE(roles, "rbac.authorization.k8s.io", "v1", "Role", "roles", true)
-KVC_RESOURCE(roleBindings, "rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings",
-             true)
-KVC_RESOURCE(clusterRoles, "rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles",
-             false)
+KVC_RESOURCE(roleBindings, "rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", true)
+KVC_RESOURCE(clusterRoles, "rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", false)
 KVC_RESOURCE(clusterRoleBindings, "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding",
              "clusterrolebindings", false)
 KVC_RESOURCE(customResourceDefinitions, "apiextensions.k8s.io", "v1", "CustomResourceDefinition",
@@ -64,12 +62,28 @@ KVC_RESOURCE(validatingWebhookConfigurations, "admissionregistration.k8s.io", "v
 
 const std::vector<ResourceType>& all() {
   static const std::vector<ResourceType> kTable = {
-      kvCacheBackends(), kvCachePools(),        kvCachePoolBindings(), modelDeployments(),
-      pods(),            configMaps(),          secrets(),             services(),
-      serviceAccounts(), namespaces(),          nodes(),               events(),
-      leases(),          deployments(),         daemonSets(),          statefulSets(),
-      roles(),           roleBindings(),        clusterRoles(),        clusterRoleBindings(),
-      customResourceDefinitions(), mutatingWebhookConfigurations(),
+      kvCacheBackends(),
+      kvCachePools(),
+      kvCachePoolBindings(),
+      modelDeployments(),
+      pods(),
+      configMaps(),
+      secrets(),
+      services(),
+      serviceAccounts(),
+      namespaces(),
+      nodes(),
+      events(),
+      leases(),
+      deployments(),
+      daemonSets(),
+      statefulSets(),
+      roles(),
+      roleBindings(),
+      clusterRoles(),
+      clusterRoleBindings(),
+      customResourceDefinitions(),
+      mutatingWebhookConfigurations(),
       validatingWebhookConfigurations(),
   };
   return kTable;

@@ -34,9 +34,8 @@ std::string formatTime(std::chrono::system_clock::time_point t) { return formatW
 
 Result<std::chrono::system_clock::time_point> parseTime(std::string_view text) {
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
-  if (text.size() < 20 ||
-      std::sscanf(std::string(text.substr(0, 19)).c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d,
-                  &h, &mi, &s) != 6) {
+  if (text.size() < 20 || std::sscanf(std::string(text.substr(0, 19)).c_str(),
+                                      "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &s) != 6) {
     return invalidArgument("\"" + std::string(text) + "\" is not an RFC 3339 time");
   }
   std::size_t pos = 19;

@@ -27,10 +27,14 @@ Clock::Duration jitter(Clock::Duration d, double max_factor, const RandomSource&
   return d + Clock::Duration(static_cast<Clock::Duration::rep>(extra));
 }
 
-Backoff::Backoff(Clock::Duration initial, Clock::Duration max, double factor,
-                 double jitter_factor, RandomSource random)
-    : initial_(initial), max_(max), factor_(factor), jitter_factor_(jitter_factor),
-      random_(std::move(random)), current_(initial) {}
+Backoff::Backoff(Clock::Duration initial, Clock::Duration max, double factor, double jitter_factor,
+                 RandomSource random)
+    : initial_(initial),
+      max_(max),
+      factor_(factor),
+      jitter_factor_(jitter_factor),
+      random_(std::move(random)),
+      current_(initial) {}
 
 Clock::Duration Backoff::next() {
   Clock::Duration wait = current_;

@@ -96,13 +96,16 @@ bool anyChange(const Json&, const Json&) { return true; }
 
 Controller::Controller(ControllerOptions options, std::shared_ptr<Reconciler> reconciler,
                        const Clock& clock)
-    : name_(options.name), reconciler_(std::move(reconciler)), clock_(clock),
+    : name_(options.name),
+      reconciler_(std::move(reconciler)),
+      clock_(clock),
       workers_count_(std::max(1, options.workers)),
       queue_(options.name,
              options.rate_limiter ? std::move(options.rate_limiter)
                                   : defaultControllerRateLimiter(clock),
              clock),
-      terminal_requeue_after_(options.terminal_requeue_after), registry_(options.metrics) {
+      terminal_requeue_after_(options.terminal_requeue_after),
+      registry_(options.metrics) {
   if (registry_ != nullptr) {
     auto& total = registry_->counter("controller_runtime_reconcile_total",
                                      "Total number of reconciliations per controller",
@@ -113,11 +116,11 @@ Controller::Controller(ControllerOptions options, std::shared_ptr<Reconciler> re
     reconcile_requeue_after_ = &total.with({name_, "requeue_after"});
     reconcile_terminal_ = &total.with({name_, "terminal"});
     reconcile_panic_ = &total.with({name_, "panic"});
-    reconcile_time_ = &registry_
-                           ->histogram("controller_runtime_reconcile_time_seconds",
-                                       "Length of time per reconciliation per controller",
-                                       {"controller"})
-                           .with({name_});
+    reconcile_time_ =
+        &registry_
+             ->histogram("controller_runtime_reconcile_time_seconds",
+                         "Length of time per reconciliation per controller", {"controller"})
+             .with({name_});
     collector_id_ = registry_->addCollector([this](MetricWriter& w) {
       const WorkQueue::Stats s = queue_.stats();
       const std::vector<std::pair<std::string, std::string>> labels = {{"name", name_}};
@@ -125,8 +128,7 @@ Controller::Controller(ControllerOptions options, std::shared_ptr<Reconciler> re
       w.sample("workqueue_depth", labels, static_cast<double>(s.depth));
       w.family("workqueue_delayed", "Items waiting for their delay to pass", "gauge");
       w.sample("workqueue_delayed", labels, static_cast<double>(s.delayed));
-      w.family("workqueue_adds_total", "Total number of adds handled by the work queue",
-               "counter");
+      w.family("workqueue_adds_total", "Total number of adds handled by the work queue", "counter");
       w.sample("workqueue_adds_total", labels, static_cast<double>(s.adds));
       w.family("workqueue_retries_total", "Total number of rate-limited retries", "counter");
       w.sample("workqueue_retries_total", labels, static_cast<double>(s.retries));
@@ -236,8 +238,8 @@ void Controller::handle(const std::string& key) {
     outcome.emplace(reconciler_->reconcile(request, stop_source_.get_token()));
   } catch (const std::exception& e) {
     // The exception boundary: one bad object must not take the worker (and the process) down.
-    spdlog::error("controller {}: {}: the reconciler threw ({}); retrying with backoff", name_,
-                  key, e.what());
+    spdlog::error("controller {}: {}: the reconciler threw ({}); retrying with backoff", name_, key,
+                  e.what());
   } catch (...) {
     spdlog::error("controller {}: {}: the reconciler threw; retrying with backoff", name_, key);
   }
@@ -255,22 +257,22 @@ void Controller::handle(const std::string& key) {
   if (!result.ok()) {
     const Status& status = result.status();
     switch (status.code()) {
-    case StatusCode::InvalidArgument:
-    case StatusCode::FailedPrecondition:
-      spdlog::warn("controller {}: {}: terminal error, waiting for a change (backstop in {} s): {}",
-                   name_, key,
-                   std::chrono::duration_cast<std::chrono::seconds>(terminal_requeue_after_).count(),
-                   status.toString());
-      queue_.forget(key);
-      queue_.addAfter(key, terminal_requeue_after_);
-      count(reconcile_terminal_);
-      return;
-    default:
-      spdlog::warn("controller {}: {}: {} (retry {})", name_, key, status.toString(),
-                   queue_.numRequeues(key) + 1);
-      queue_.addRateLimited(key);
-      count(reconcile_error_);
-      return;
+      case StatusCode::InvalidArgument:
+      case StatusCode::FailedPrecondition:
+        spdlog::warn(
+            "controller {}: {}: terminal error, waiting for a change (backstop in {} s): {}", name_,
+            key, std::chrono::duration_cast<std::chrono::seconds>(terminal_requeue_after_).count(),
+            status.toString());
+        queue_.forget(key);
+        queue_.addAfter(key, terminal_requeue_after_);
+        count(reconcile_terminal_);
+        return;
+      default:
+        spdlog::warn("controller {}: {}: {} (retry {})", name_, key, status.toString(),
+                     queue_.numRequeues(key) + 1);
+        queue_.addRateLimited(key);
+        count(reconcile_error_);
+        return;
     }
   }
   const Action& action = *result;

@@ -81,8 +81,8 @@ void EventRecorder::event(const Json& regarding, EventType type, std::string_vie
   const std::string uid = kube::object::uid(regarding);
   const std::string note_text = cut(note, kMaxNote);
   const std::string object_key = kind + "/" + namespace_name + "/" + name + "/" + uid;
-  const std::string key = object_key + "\x1f" + type_name + "\x1f" + std::string(reason) +
-                          "\x1f" + std::string(action) + "\x1f" + note_text + "\x1f" +
+  const std::string key = object_key + "\x1f" + type_name + "\x1f" + std::string(reason) + "\x1f" +
+                          std::string(action) + "\x1f" + note_text + "\x1f" +
                           options_.reporting_controller;
 
   std::lock_guard<std::mutex> guard(mutex_);
@@ -108,10 +108,10 @@ void EventRecorder::event(const Json& regarding, EventType type, std::string_vie
   }
   const std::string event_ns = namespace_name.empty() ? "default" : namespace_name;
   char suffix[32];
-  std::snprintf(suffix, sizeof(suffix), ".%llx",
-                static_cast<unsigned long long>(
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch())
-                        .count()));
+  std::snprintf(
+      suffix, sizeof(suffix), ".%llx",
+      static_cast<unsigned long long>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count()));
   Json regarding_ref = Json::object();
   regarding_ref["apiVersion"] = regarding.value("apiVersion", std::string());
   regarding_ref["kind"] = kind;

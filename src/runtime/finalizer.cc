@@ -28,8 +28,10 @@ Status patchStatus(const kube::ApiResult<Json>& result, std::string_view what) {
   const kube::ApiError& e = result.error();
   // A failed `test` is answered 422 Invalid: someone changed the finalizers since we read them.
   if (e.isInvalid() || e.isConflict()) {
-    return aborted(std::string(what) + ": the finalizers changed concurrently; retrying from a "
-                                       "fresh read (" + e.describe() + ")");
+    return aborted(std::string(what) +
+                   ": the finalizers changed concurrently; retrying from a "
+                   "fresh read (" +
+                   e.describe() + ")");
   }
   return e.status().withContext(what);
 }
@@ -119,8 +121,7 @@ Result<Action> reconcileWithFinalizer(const kube::Api& api, const Json& object,
       return action;  // cleanup is still under way: keep holding the object
     }
     KVC_RETURN_IF_ERROR(removeFinalizer(api, object, finalizer, stop));
-    spdlog::debug("finalizer {}: cleaned up and released {}", finalizer,
-                  kube::object::key(object));
+    spdlog::debug("finalizer {}: cleaned up and released {}", finalizer, kube::object::key(object));
     return Action::done();
   }
   if (!present) {

@@ -1,5 +1,7 @@
 #include "kvc/runtime/http_server.h"
 
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -7,8 +9,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <spdlog/spdlog.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
@@ -57,8 +57,8 @@ Result<std::shared_ptr<ssl::context>> loadTlsContext(const std::string& cert_fil
                                                      const std::string& key_file) {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
   context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                       ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
+                       ssl::context::single_dh_use);
   boost::system::error_code ec;
   context->use_certificate_chain_file(cert_file, ec);
   if (ec) {
@@ -108,7 +108,9 @@ HttpHandler routeByPath(std::map<std::string, HttpHandler> routes) {
 class HttpServer::Impl {
 public:
   Impl(HttpServerOptions options, HttpHandler handler)
-      : options_(std::move(options)), handler_(std::move(handler)), acceptor_(control_),
+      : options_(std::move(options)),
+        handler_(std::move(handler)),
+        acceptor_(control_),
         reload_timer_(control_) {}
 
   Status listen() {
@@ -188,8 +190,7 @@ public:
     try {
       return handler_(request);
     } catch (const std::exception& e) {
-      spdlog::error("http server {}: handler for {} threw: {}", address(), request.path,
-                    e.what());
+      spdlog::error("http server {}: handler for {} threw: {}", address(), request.path, e.what());
       return {500, "text/plain; charset=utf-8", "internal error\n"};
     }
   }
@@ -277,13 +278,12 @@ public:
 
   // Closes the connection on its own strand, where every other use of stream_ runs.
   void abort() override {
-    asio::post(beast::get_lowest_layer(stream_).get_executor(),
-               [self = this->shared_from_this()] {
-                 beast::error_code ignored;
-                 auto& socket = beast::get_lowest_layer(self->stream_).socket();
-                 socket.shutdown(tcp::socket::shutdown_both, ignored);
-                 socket.close(ignored);
-               });
+    asio::post(beast::get_lowest_layer(stream_).get_executor(), [self = this->shared_from_this()] {
+      beast::error_code ignored;
+      auto& socket = beast::get_lowest_layer(self->stream_).socket();
+      socket.shutdown(tcp::socket::shutdown_both, ignored);
+      socket.close(ignored);
+    });
   }
 
 private:
@@ -291,10 +291,9 @@ private:
     parser_.emplace();
     parser_->body_limit(server_.options().max_body_bytes);
     beast::get_lowest_layer(stream_).expires_after(server_.options().idle_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->onRead(ec);
-                     });
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->onRead(ec); });
   }
 
   void onRead(beast::error_code ec) {
@@ -481,10 +480,9 @@ Result<ListenAddress> parseListenAddress(std::string_view text) {
     host = "127.0.0.1";
   }
   int port = 0;
-  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(),
-                                         port);
-  if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 ||
-      port > 65535) {
+  const auto [end, ec] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 || port > 65535) {
     return invalidArgument("\"" + std::string(port_text) + "\" is not a port number");
   }
   return ListenAddress{host, port};

@@ -101,16 +101,11 @@ Transform keepFields(std::vector<std::string> json_pointers) {
   }
   std::vector<std::vector<std::string>> paths;
   static const char* const kIdentity[] = {
-      "/apiVersion",
-      "/kind",
-      "/metadata/name",
-      "/metadata/namespace",
-      "/metadata/uid",
-      "/metadata/resourceVersion",
-      "/metadata/generation",
-      "/metadata/deletionTimestamp",
-      "/metadata/labels",
-      "/metadata/ownerReferences",
+      "/apiVersion",          "/kind",
+      "/metadata/name",       "/metadata/namespace",
+      "/metadata/uid",        "/metadata/resourceVersion",
+      "/metadata/generation", "/metadata/deletionTimestamp",
+      "/metadata/labels",     "/metadata/ownerReferences",
       "/metadata/finalizers",
   };
   for (const char* p : kIdentity) {
@@ -120,18 +115,19 @@ Transform keepFields(std::vector<std::string> json_pointers) {
     paths.push_back(splitPointer(p));
   }
   return Transform{std::move(id), [paths = std::move(paths)](Json& object) {
-                      stripForCache(object);
-                      Json out = Json::object();
-                      for (const auto& tokens : paths) {
-                        project(object, tokens, 0, out);
-                      }
-                      object = std::move(out);
-                    }};
+                     stripForCache(object);
+                     Json out = Json::object();
+                     for (const auto& tokens : paths) {
+                       project(object, tokens, 0, out);
+                     }
+                     object = std::move(out);
+                   }};
 }
 
 Informer::Informer(kube::ClientPtr client, InformerOptions options, const Clock& clock)
     : api_(std::move(client), options.resource, options.namespace_name),
-      options_(std::move(options)), clock_(clock) {}
+      options_(std::move(options)),
+      clock_(clock) {}
 
 Informer::~Informer() { stop(); }
 
@@ -153,8 +149,8 @@ void Informer::start() {
   const Clock::TimePoint first_resync = options_.resync_period > Clock::Duration::zero()
                                             ? clock_.now() + options_.resync_period
                                             : Clock::TimePoint::max();
-  dispatcher_ = std::jthread(
-      [this, first_resync](std::stop_token stop) { dispatch(stop, first_resync); });
+  dispatcher_ =
+      std::jthread([this, first_resync](std::stop_token stop) { dispatch(stop, first_resync); });
   reflector_ = std::jthread([this](std::stop_token stop) { reflect(stop); });
 }
 
@@ -283,48 +279,50 @@ Informer::WatchOutcome Informer::watchOnce(std::stop_token stop,
       params,
       [&](kube::WatchEvent&& event) {
         switch (event.type) {
-        case kube::WatchEventType::Added:
-        case kube::WatchEventType::Modified: {
-          std::string version = kube::object::resourceVersion(event.object);
-          prepare(event.object);
-          const std::string key = kube::object::key(event.object);
-          Packed packed = packObject(event.object);
-          Packed old = store_.upsert(key, event.object, std::move(packed));
-          auto object = std::make_shared<const Json>(std::move(event.object));
-          if (old) {
-            push(Note{NoteType::Update, {nullptr, std::move(old)}, {std::move(object), nullptr},
-                      false});
-          } else {
-            push(Note{NoteType::Add, {}, {std::move(object), nullptr}, false});
+          case kube::WatchEventType::Added:
+          case kube::WatchEventType::Modified: {
+            std::string version = kube::object::resourceVersion(event.object);
+            prepare(event.object);
+            const std::string key = kube::object::key(event.object);
+            Packed packed = packObject(event.object);
+            Packed old = store_.upsert(key, event.object, std::move(packed));
+            auto object = std::make_shared<const Json>(std::move(event.object));
+            if (old) {
+              push(Note{NoteType::Update,
+                        {nullptr, std::move(old)},
+                        {std::move(object), nullptr},
+                        false});
+            } else {
+              push(Note{NoteType::Add, {}, {std::move(object), nullptr}, false});
+            }
+            resource_version_ = std::move(version);
+            break;
           }
-          resource_version_ = std::move(version);
-          break;
-        }
-        case kube::WatchEventType::Deleted: {
-          std::string version = kube::object::resourceVersion(event.object);
-          prepare(event.object);
-          store_.remove(kube::object::key(event.object));
-          // Handlers get the final state the event carried, not the last one cached.
-          push(Note{NoteType::Delete,
-                    {},
-                    {std::make_shared<const Json>(std::move(event.object)), nullptr},
-                    false});
-          resource_version_ = std::move(version);
-          break;
-        }
-        case kube::WatchEventType::Bookmark: {
-          resource_version_ = kube::object::resourceVersion(event.object);
-          std::lock_guard<std::mutex> guard(stats_mutex_);
-          ++stats_.bookmarks;
-          stats_.resource_version = resource_version_;
-          return !stop.stop_requested();
-        }
-        case kube::WatchEventType::Error: {
-          kube::ApiError e = kube::errorFromStatus(event.object);
-          outcome = e.isGone() ? WatchOutcome::Gone : WatchOutcome::Failed;
-          error = std::move(e);
-          return false;
-        }
+          case kube::WatchEventType::Deleted: {
+            std::string version = kube::object::resourceVersion(event.object);
+            prepare(event.object);
+            store_.remove(kube::object::key(event.object));
+            // Handlers get the final state the event carried, not the last one cached.
+            push(Note{NoteType::Delete,
+                      {},
+                      {std::make_shared<const Json>(std::move(event.object)), nullptr},
+                      false});
+            resource_version_ = std::move(version);
+            break;
+          }
+          case kube::WatchEventType::Bookmark: {
+            resource_version_ = kube::object::resourceVersion(event.object);
+            std::lock_guard<std::mutex> guard(stats_mutex_);
+            ++stats_.bookmarks;
+            stats_.resource_version = resource_version_;
+            return !stop.stop_requested();
+          }
+          case kube::WatchEventType::Error: {
+            kube::ApiError e = kube::errorFromStatus(event.object);
+            outcome = e.isGone() ? WatchOutcome::Gone : WatchOutcome::Failed;
+            error = std::move(e);
+            return false;
+          }
         }
         std::lock_guard<std::mutex> guard(stats_mutex_);
         ++stats_.events;
@@ -377,42 +375,45 @@ void Informer::reflect(std::stop_token stop) {
     const std::uint64_t events_before = stats().events + stats().bookmarks;
     const WatchOutcome outcome = watchOnce(stop, error);
     if (stats().events + stats().bookmarks > events_before) {
-      backoff.reset();  // the watch worked for a while: start backing off from the beginning
+      backoff.reset();      // the watch worked for a while: start backing off from the beginning
       releaseFreeMemory();  // the events' parse garbage of the last 5-10 minutes
     }
     switch (outcome) {
-    case WatchOutcome::Stopped: return;
-    case WatchOutcome::Closed: backoff.reset(); break;
-    case WatchOutcome::Gone: {
-      spdlog::info("informer {}: resourceVersion {} is gone ({}); relisting", name,
-                   resource_version_, error ? error->message() : std::string("410"));
-      std::lock_guard<std::mutex> guard(stats_mutex_);
-      ++stats_.relists_on_gone;
-      need_list = true;
-      break;
-    }
-    case WatchOutcome::Failed: {
-      {
+      case WatchOutcome::Stopped:
+        return;
+      case WatchOutcome::Closed:
+        backoff.reset();
+        break;
+      case WatchOutcome::Gone: {
+        spdlog::info("informer {}: resourceVersion {} is gone ({}); relisting", name,
+                     resource_version_, error ? error->message() : std::string("410"));
         std::lock_guard<std::mutex> guard(stats_mutex_);
-        ++stats_.watch_failures;
+        ++stats_.relists_on_gone;
+        need_list = true;
+        break;
       }
-      // Connection trouble and throttling resume the watch; anything else relists.
-      const bool resume = error && (error->reason() == kube::ErrorReason::Transport ||
-                                    error->reason() == kube::ErrorReason::Deadline ||
-                                    error->isTooManyRequests() || error->isTimeout() ||
-                                    error->reason() == kube::ErrorReason::ServiceUnavailable);
-      Clock::Duration wait = backoff.next();
-      if (error && error->retryAfter()) {
-        wait = std::max<Clock::Duration>(wait, *error->retryAfter());
+      case WatchOutcome::Failed: {
+        {
+          std::lock_guard<std::mutex> guard(stats_mutex_);
+          ++stats_.watch_failures;
+        }
+        // Connection trouble and throttling resume the watch; anything else relists.
+        const bool resume = error && (error->reason() == kube::ErrorReason::Transport ||
+                                      error->reason() == kube::ErrorReason::Deadline ||
+                                      error->isTooManyRequests() || error->isTimeout() ||
+                                      error->reason() == kube::ErrorReason::ServiceUnavailable);
+        Clock::Duration wait = backoff.next();
+        if (error && error->retryAfter()) {
+          wait = std::max<Clock::Duration>(wait, *error->retryAfter());
+        }
+        spdlog::warn("informer {}: watch failed ({}); {} in {} ms", name,
+                     error ? error->describe() : std::string("unknown error"),
+                     resume ? "watching again" : "relisting",
+                     std::chrono::duration_cast<std::chrono::milliseconds>(wait).count());
+        need_list = !resume;
+        clock_.sleepFor(stop, wait);
+        break;
       }
-      spdlog::warn("informer {}: watch failed ({}); {} in {} ms", name,
-                   error ? error->describe() : std::string("unknown error"),
-                   resume ? "watching again" : "relisting",
-                   std::chrono::duration_cast<std::chrono::milliseconds>(wait).count());
-      need_list = !resume;
-      clock_.sleepFor(stop, wait);
-      break;
-    }
     }
   }
 }
@@ -438,49 +439,49 @@ void Informer::guarded(const char* what, const std::function<void()>& call) {
 
 void Informer::deliver(const Note& note) {
   switch (note.type) {
-  case NoteType::Add: {
-    const ObjectPtr object = note.object.get();
-    if (!object) {
-      return;
-    }
-    for (const EventHandler& h : handlers_) {
-      if (h.on_add) {
-        guarded("add", [&] { h.on_add(object, note.flag); });
+    case NoteType::Add: {
+      const ObjectPtr object = note.object.get();
+      if (!object) {
+        return;
       }
-    }
-    break;
-  }
-  case NoteType::Update: {
-    const ObjectPtr old_object = note.old_object.get();
-    const ObjectPtr object = note.object.get();
-    if (!object || !old_object) {
-      return;
-    }
-    for (const EventHandler& h : handlers_) {
-      if (h.on_update) {
-        guarded("update", [&] { h.on_update(old_object, object); });
+      for (const EventHandler& h : handlers_) {
+        if (h.on_add) {
+          guarded("add", [&] { h.on_add(object, note.flag); });
+        }
       }
+      break;
     }
-    break;
-  }
-  case NoteType::Delete: {
-    const ObjectPtr object = note.object.get();
-    if (!object) {
-      return;
-    }
-    for (const EventHandler& h : handlers_) {
-      if (h.on_delete) {
-        guarded("delete", [&] { h.on_delete(object, note.flag); });
+    case NoteType::Update: {
+      const ObjectPtr old_object = note.old_object.get();
+      const ObjectPtr object = note.object.get();
+      if (!object || !old_object) {
+        return;
       }
+      for (const EventHandler& h : handlers_) {
+        if (h.on_update) {
+          guarded("update", [&] { h.on_update(old_object, object); });
+        }
+      }
+      break;
     }
-    break;
-  }
-  case NoteType::Synced: {
-    std::lock_guard<std::mutex> guard(sync_mutex_);
-    synced_ = true;
-    sync_cv_.notify_all();
-    break;
-  }
+    case NoteType::Delete: {
+      const ObjectPtr object = note.object.get();
+      if (!object) {
+        return;
+      }
+      for (const EventHandler& h : handlers_) {
+        if (h.on_delete) {
+          guarded("delete", [&] { h.on_delete(object, note.flag); });
+        }
+      }
+      break;
+    }
+    case NoteType::Synced: {
+      std::lock_guard<std::mutex> guard(sync_mutex_);
+      synced_ = true;
+      sync_cv_.notify_all();
+      break;
+    }
   }
 }
 

@@ -31,8 +31,7 @@ Result<std::optional<Clock::WallTime>> timeField(const Json& spec, const char* k
     return std::optional<Clock::WallTime>();
   }
   KVC_ASSIGN_OR_RETURN(auto t, kube::parseTime(text));
-  return std::optional<Clock::WallTime>(
-      std::chrono::time_point_cast<Clock::WallTime::duration>(t));
+  return std::optional<Clock::WallTime>(std::chrono::time_point_cast<Clock::WallTime::duration>(t));
 }
 
 }  // namespace
@@ -66,10 +65,13 @@ Result<LeaderElectionRecord> recordFromLease(const Json& lease) {
   return record;
 }
 
-KubeLeaseLock::KubeLeaseLock(kube::ClientPtr client, std::string namespace_name,
-                             std::string name, std::string identity, Json holder_annotations)
-    : client_(std::move(client)), namespace_name_(std::move(namespace_name)), name_(std::move(name)),
-      identity_(std::move(identity)), holder_annotations_(std::move(holder_annotations)) {}
+KubeLeaseLock::KubeLeaseLock(kube::ClientPtr client, std::string namespace_name, std::string name,
+                             std::string identity, Json holder_annotations)
+    : client_(std::move(client)),
+      namespace_name_(std::move(namespace_name)),
+      name_(std::move(name)),
+      identity_(std::move(identity)),
+      holder_annotations_(std::move(holder_annotations)) {}
 
 Json KubeLeaseLock::metadata(const std::string& version) const {
   Json meta = {{"name", name_}, {"namespace", namespace_name_}};
@@ -82,9 +84,9 @@ Json KubeLeaseLock::metadata(const std::string& version) const {
   return meta;
 }
 
-Result<std::optional<LeaderElectionRecord>> KubeLeaseLock::get(
-    std::chrono::milliseconds timeout) {
-  kube::Api api = kube::Api(client_, kube::resources::leases(), namespace_name_).withTimeout(timeout);
+Result<std::optional<LeaderElectionRecord>> KubeLeaseLock::get(std::chrono::milliseconds timeout) {
+  kube::Api api =
+      kube::Api(client_, kube::resources::leases(), namespace_name_).withTimeout(timeout);
   auto lease = api.get(name_);
   if (!lease.ok()) {
     if (lease.error().isNotFound()) {
@@ -100,7 +102,8 @@ Result<std::optional<LeaderElectionRecord>> KubeLeaseLock::get(
 
 Status KubeLeaseLock::create(const LeaderElectionRecord& record,
                              std::chrono::milliseconds timeout) {
-  kube::Api api = kube::Api(client_, kube::resources::leases(), namespace_name_).withTimeout(timeout);
+  kube::Api api =
+      kube::Api(client_, kube::resources::leases(), namespace_name_).withTimeout(timeout);
   Json lease = {{"apiVersion", "coordination.k8s.io/v1"},
                 {"kind", "Lease"},
                 {"metadata", metadata("")},
@@ -124,7 +127,8 @@ Status KubeLeaseLock::update(const LeaderElectionRecord& record,
   if (version.empty()) {
     return failedPrecondition("lease " + describe() + " must be read before it is updated");
   }
-  kube::Api api = kube::Api(client_, kube::resources::leases(), namespace_name_).withTimeout(timeout);
+  kube::Api api =
+      kube::Api(client_, kube::resources::leases(), namespace_name_).withTimeout(timeout);
   Json lease = {{"apiVersion", "coordination.k8s.io/v1"},
                 {"kind", "Lease"},
                 {"metadata", metadata(version)},
@@ -153,17 +157,21 @@ Status KubeLeaseLock::watch(
         params,
         [&](kube::WatchEvent&& event) {
           switch (event.type) {
-          case kube::WatchEventType::Added:
-          case kube::WatchEventType::Modified: {
-            auto record = recordFromLease(event.object);
-            if (record.ok()) {
-              on_change(std::move(record).value());
+            case kube::WatchEventType::Added:
+            case kube::WatchEventType::Modified: {
+              auto record = recordFromLease(event.object);
+              if (record.ok()) {
+                on_change(std::move(record).value());
+              }
+              break;
             }
-            break;
-          }
-          case kube::WatchEventType::Deleted: on_change(std::nullopt); break;
-          case kube::WatchEventType::Bookmark: break;
-          case kube::WatchEventType::Error: return false;
+            case kube::WatchEventType::Deleted:
+              on_change(std::nullopt);
+              break;
+            case kube::WatchEventType::Bookmark:
+              break;
+            case kube::WatchEventType::Error:
+              return false;
           }
           return !stop.stop_requested();
         },
@@ -192,8 +200,9 @@ Status validateLeaderElectionTiming(Clock::Duration lease_duration, Clock::Durat
     return invalidArgument("the renew deadline must be greater than 1.2 x the retry period");
   }
   if (lease_duration < std::chrono::seconds(1)) {
-    return invalidArgument("the lease duration must be at least one second (the Lease counts "
-                           "whole seconds)");
+    return invalidArgument(
+        "the lease duration must be at least one second (the Lease counts "
+        "whole seconds)");
   }
   return okStatus();
 }
@@ -320,8 +329,8 @@ bool LeaderElector::tryAcquireOrRenew() {
       have_observed_ = true;
       ++observe_generation_;
     }
-    const bool valid = observed_time_ + std::chrono::seconds(old.lease_duration_seconds) >
-                       clock_.now();
+    const bool valid =
+        observed_time_ + std::chrono::seconds(old.lease_duration_seconds) > clock_.now();
     if (!old.holder_identity.empty() && valid && old.holder_identity != id) {
       return false;  // held by someone else and not yet expired
     }
@@ -413,9 +422,9 @@ Clock::TimePoint LeaderElector::nextTryLocked(Clock::TimePoint last_try,
     return observe_generation_ != tried_generation ? last_try : next_try;
   }
   // Try right at the expiry when it comes before the next jittered try (and after the last).
-  const Clock::TimePoint expiry =
-      observed_time_ + std::chrono::seconds(observed_record_.lease_duration_seconds) +
-      std::chrono::milliseconds(1);
+  const Clock::TimePoint expiry = observed_time_ +
+                                  std::chrono::seconds(observed_record_.lease_duration_seconds) +
+                                  std::chrono::milliseconds(1);
   return expiry > last_try ? std::min(next_try, expiry) : next_try;
 }
 
@@ -496,10 +505,10 @@ void LeaderElector::renew(std::stop_token stop) {
       break;
     }
     if (!renewed) {
-      spdlog::error("leader election {}: failed to renew lease {} within {} ms; leadership lost",
-                    config_.name, config_.lock->describe(),
-                    std::chrono::duration_cast<std::chrono::milliseconds>(config_.renew_deadline)
-                        .count());
+      spdlog::error(
+          "leader election {}: failed to renew lease {} within {} ms; leadership lost",
+          config_.name, config_.lock->describe(),
+          std::chrono::duration_cast<std::chrono::milliseconds>(config_.renew_deadline).count());
       {
         std::lock_guard<std::mutex> guard(mutex_);
         // We no longer claim the lease, whatever the last record said.

@@ -10,8 +10,8 @@ namespace kvc::runtime {
 void reportUndecodable(const std::string& kind, const Json& object, const Status& error) {
   static std::mutex mutex;
   static std::set<std::string> reported;
-  const std::string id = kind + "/" + kube::object::key(object) + "@" +
-                         kube::object::resourceVersion(object);
+  const std::string id =
+      kind + "/" + kube::object::key(object) + "@" + kube::object::resourceVersion(object);
   std::lock_guard<std::mutex> guard(mutex);
   if (reported.size() > 10000) {
     reported.clear();  // bounded: a long-lived process forgets old reports

@@ -24,10 +24,9 @@ Result<std::unique_ptr<Manager>> Manager::create(kube::ClientPtr client, Manager
   std::unique_ptr<Manager> manager(new Manager(std::move(client), std::move(options), clock));
   if (manager->options_.leader_elect) {
     LeaderElectionConfig config;
-    config.lock = std::make_shared<KubeLeaseLock>(manager->client_,
-                                                  manager->options_.namespace_name,
-                                                  manager->options_.lease_name,
-                                                  manager->options_.identity);
+    config.lock =
+        std::make_shared<KubeLeaseLock>(manager->client_, manager->options_.namespace_name,
+                                        manager->options_.lease_name, manager->options_.identity);
     config.lease_duration = manager->options_.lease_duration;
     config.renew_deadline = manager->options_.renew_deadline;
     config.retry_period = manager->options_.retry_period;
@@ -60,7 +59,9 @@ Result<std::unique_ptr<Manager>> Manager::create(kube::ClientPtr client, Manager
 }
 
 Manager::Manager(kube::ClientPtr client, ManagerOptions options, const Clock& clock)
-    : client_(std::move(client)), options_(std::move(options)), clock_(clock),
+    : client_(std::move(client)),
+      options_(std::move(options)),
+      clock_(clock),
       registry_(std::make_shared<Registry>()) {
   EventRecorderOptions recorder;
   recorder.reporting_instance = options_.identity;
@@ -69,12 +70,12 @@ Manager::Manager(kube::ClientPtr client, ManagerOptions options, const Clock& cl
                        ->gauge("leader_election_master_status",
                                "1 when this replica holds the Lease, 0 otherwise", {"name"})
                        .with({options_.lease_name});
-  auto* requests = &registry_->counter("rest_client_requests_total",
-                                       "Number of HTTP requests to the API server",
-                                       {"code", "method", "resource"});
-  auto* latency = &registry_->histogram("rest_client_request_duration_seconds",
-                                        "Latency of API server requests (watches excluded)",
-                                        {"method"});
+  auto* requests =
+      &registry_->counter("rest_client_requests_total", "Number of HTTP requests to the API server",
+                          {"code", "method", "resource"});
+  auto* latency =
+      &registry_->histogram("rest_client_request_duration_seconds",
+                            "Latency of API server requests (watches excluded)", {"method"});
   // The client outlives the manager: the observer keeps the registry it writes into alive.
   client_->setObserver([registry = registry_, requests, latency](const kube::RequestRecord& r) {
     const std::string code = r.code == 0 ? "<error>" : std::to_string(r.code);
@@ -104,12 +105,12 @@ Manager::Manager(kube::ClientPtr client, ManagerOptions options, const Clock& cl
     }
     const EventRecorder::Stats events = events_->stats();
     w.family("kvcache_events_total", "Events by what became of them", "counter");
-    for (auto [outcome, value] : {std::pair{"created", events.created},
-                                  std::pair{"series_patched", events.series_patches},
-                                  std::pair{"aggregated", events.aggregated},
-                                  std::pair{"dropped_rate_limited", events.dropped_rate_limited},
-                                  std::pair{"dropped_queue_full", events.dropped_queue_full},
-                                  std::pair{"failed", events.failed}}) {
+    for (auto [outcome, value] :
+         {std::pair{"created", events.created}, std::pair{"series_patched", events.series_patches},
+          std::pair{"aggregated", events.aggregated},
+          std::pair{"dropped_rate_limited", events.dropped_rate_limited},
+          std::pair{"dropped_queue_full", events.dropped_queue_full},
+          std::pair{"failed", events.failed}}) {
       w.sample("kvcache_events_total", {{"outcome", outcome}}, static_cast<double>(value));
     }
   });
@@ -134,15 +135,14 @@ Result<InformerPtr> Manager::informerFor(const InformerOptions& options) {
   for (const InformerPtr& informer : informers_) {
     const InformerOptions& o = informer->options();
     if (o.resource == options.resource && o.namespace_name == options.namespace_name &&
-        o.label_selector == options.label_selector &&
-        o.field_selector == options.field_selector) {
+        o.label_selector == options.label_selector && o.field_selector == options.field_selector) {
       if (o.transform.id != options.transform.id || o.resync_period != options.resync_period) {
         return invalidArgument(
             "the informer on " + options.resource.qualifiedName() +
             (options.namespace_name.empty() ? "" : " in " + options.namespace_name) +
             " is registered already with transform \"" + o.transform.id + "\" and resync " +
-            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(o.resync_period)
-                               .count()) +
+            std::to_string(
+                std::chrono::duration_cast<std::chrono::seconds>(o.resync_period).count()) +
             " s; a second registration asks for \"" + options.transform.id + "\" and " +
             std::to_string(
                 std::chrono::duration_cast<std::chrono::seconds>(options.resync_period).count()) +
@@ -166,8 +166,8 @@ HttpServerResponse Manager::serve(const HttpServerRequest& request) {
     if (elector_) {
       const Status healthy = elector_->check(std::chrono::seconds(20));
       if (!healthy.ok()) {
-        return {500, "text/plain; charset=utf-8", "[-]leaderElection: " + healthy.message() +
-                                                      "\nhealthz check failed\n"};
+        return {500, "text/plain; charset=utf-8",
+                "[-]leaderElection: " + healthy.message() + "\nhealthz check failed\n"};
       }
     }
     return {200, "text/plain; charset=utf-8", "ok\n"};
@@ -243,9 +243,8 @@ Status Manager::run(std::stop_token stop) {
   if (elector_) {
     spdlog::info("manager: identity {}; campaigning for lease {}/{}", options_.identity,
                  options_.namespace_name, options_.lease_name);
-    elector_thread = std::jthread([this, token = elector_stop.get_token()] {
-      elector_->run(token);
-    });
+    elector_thread =
+        std::jthread([this, token = elector_stop.get_token()] { elector_->run(token); });
   } else {
     std::lock_guard<std::mutex> guard(mutex_);
     elected_ = true;

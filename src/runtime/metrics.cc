@@ -170,8 +170,7 @@ GaugeFamily& Registry::gauge(const std::string& name, const std::string& help,
 }
 
 HistogramFamily& Registry::histogram(const std::string& name, const std::string& help,
-                                     std::vector<std::string> labels,
-                                     std::vector<double> bounds) {
+                                     std::vector<std::string> labels, std::vector<double> bounds) {
   std::lock_guard<std::mutex> guard(mutex_);
   auto& slot = histograms_[name];
   if (!slot) {

@@ -1,8 +1,8 @@
 #include "kvc/runtime/owned.h"
 
+#include <spdlog/spdlog.h>
 #include <map>
 #include <set>
-#include <spdlog/spdlog.h>
 
 #include "kvc/api/labels.h"
 #include "kvc/kube/object.h"
@@ -21,7 +21,8 @@ std::string describe(const kube::ResourceType& resource, std::string_view namesp
 const ChildSource* findSource(const std::vector<ChildSource>& sources,
                               const kube::ResourceType& resource, std::string_view namespace_name) {
   for (const ChildSource& source : sources) {
-    if (source.resource == resource && source.namespace_name == namespace_name && source.cache != nullptr) {
+    if (source.resource == resource && source.namespace_name == namespace_name &&
+        source.cache != nullptr) {
       return &source;
     }
   }
@@ -150,7 +151,8 @@ OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
   for (const OwnedChild& child : set.children) {
     Json intent = intentFor(child, owner);
     const std::string name = kube::object::name(intent);
-    const std::string namespace_name = child.resource.namespaced ? kube::object::namespaceName(intent) : "";
+    const std::string namespace_name =
+        child.resource.namespaced ? kube::object::namespaceName(intent) : "";
     const std::string what = describe(child.resource, namespace_name, name);
     rendered.insert(child.resource.plural + "/" + namespace_name + "/" + name);
     std::optional<Json> live;
@@ -166,8 +168,7 @@ OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
       kube::Api api(client_, child.resource, namespace_name);
       auto read = api.getOptional(name, stop);
       if (!read.ok()) {
-        return OwnedError(OwnedErrorKind::Api, what,
-                          read.status().withContext("reading " + what));
+        return OwnedError(OwnedErrorKind::Api, what, read.status().withContext("reading " + what));
       }
       live = std::move(*read);
     }
@@ -175,8 +176,7 @@ OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
       return OwnedError(
           OwnedErrorKind::NotOurs, what,
           failedPrecondition(what + " already exists and was not created by kvcache-operator for " +
-                             owner.value("kind", std::string()) + " " +
-                             kube::object::name(owner) +
+                             owner.value("kind", std::string()) + " " + kube::object::name(owner) +
                              " (it has no " + std::string(kOwnershipNoteAnnotation) +
                              " annotation naming it), so it is not adopted. Fix: rename or "
                              "remove that object, and the operator creates its own"));
@@ -188,7 +188,8 @@ OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
   for (std::size_t i = 0; i < set.children.size(); ++i) {
     const OwnedChild& child = set.children[i];
     const std::string name = kube::object::name(intents[i]);
-    const std::string namespace_name = child.resource.namespaced ? kube::object::namespaceName(intents[i]) : "";
+    const std::string namespace_name =
+        child.resource.namespaced ? kube::object::namespaceName(intents[i]) : "";
     const std::string what = describe(child.resource, namespace_name, name);
     if (satisfied[i]) {
       report.unchanged.push_back(what);
@@ -218,9 +219,9 @@ OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
       kube::Api api(client_, source.resource, source.namespace_name);
       auto listed = api.listAll(params, 500, stop);
       if (!listed.ok()) {
-        return OwnedError(OwnedErrorKind::Api, source.resource.kind,
-                          listed.status().withContext("listing " + source.resource.plural +
-                                                      " to prune"));
+        return OwnedError(
+            OwnedErrorKind::Api, source.resource.kind,
+            listed.status().withContext("listing " + source.resource.plural + " to prune"));
       }
       candidates = std::move(listed->items);
     }

@@ -30,8 +30,11 @@ int ItemExponentialFailureRateLimiter::numRequeues(const std::string& item) {
 }
 
 BucketRateLimiter::BucketRateLimiter(double qps, int burst, const Clock& clock)
-    : clock_(clock), qps_(qps), burst_(static_cast<double>(burst)),
-      tokens_(static_cast<double>(burst)), last_(clock.now()) {}
+    : clock_(clock),
+      qps_(qps),
+      burst_(static_cast<double>(burst)),
+      tokens_(static_cast<double>(burst)),
+      last_(clock.now()) {}
 
 Clock::Duration BucketRateLimiter::when(const std::string&) {
   std::lock_guard<std::mutex> guard(mutex_);

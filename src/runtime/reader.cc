@@ -4,9 +4,11 @@
 
 namespace kvc::runtime {
 
-CachedReader::CachedReader(kube::ClientPtr client, kube::ResourceType resource,
-                           const Cache* cache, std::chrono::milliseconds timeout)
-    : client_(std::move(client)), resource_(std::move(resource)), cache_(cache),
+CachedReader::CachedReader(kube::ClientPtr client, kube::ResourceType resource, const Cache* cache,
+                           std::chrono::milliseconds timeout)
+    : client_(std::move(client)),
+      resource_(std::move(resource)),
+      cache_(cache),
       timeout_(timeout) {}
 
 Result<std::optional<ObjectPtr>> CachedReader::get(std::string_view namespace_name,
@@ -33,8 +35,7 @@ Result<std::optional<ObjectPtr>> CachedReader::get(std::string_view namespace_na
 
 Result<bool> CachedReader::exists(std::string_view namespace_name, std::string_view name,
                                   std::stop_token stop) const {
-  KVC_ASSIGN_OR_RETURN(std::optional<ObjectPtr> object,
-                       get(namespace_name, name, std::move(stop)));
+  KVC_ASSIGN_OR_RETURN(std::optional<ObjectPtr> object, get(namespace_name, name, std::move(stop)));
   return object.has_value();
 }
 

@@ -17,11 +17,11 @@ InformerOptions settingsInformerOptions() {
 SettingsCache::SettingsCache(const runtime::Cache& config_maps) : config_maps_(config_maps) {}
 
 api::Settings SettingsCache::current() const {
-  const runtime::ObjectPtr config_map = config_maps_.get(std::string(api::kOperatorNamespace) + "/" +
-                                                       std::string(api::kSettingsConfigMap));
+  const runtime::ObjectPtr config_map = config_maps_.get(
+      std::string(api::kOperatorNamespace) + "/" + std::string(api::kSettingsConfigMap));
   const std::string version =
       config_map ? config_map->value(Json::json_pointer("/metadata/resourceVersion"), std::string())
-                : std::string();
+                 : std::string();
   std::lock_guard lock(mutex_);
   if (version == decoded_version_) {
     return settings_;

@@ -1,7 +1,7 @@
 #include "kvc/runtime/status_writer.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "kvc/kube/object.h"
 #include "kvc/runtime/field_manager.h"
@@ -35,7 +35,9 @@ Json stampedStatus(const Json& current, Json status) {
 
 StatusWriter::StatusWriter(kube::ClientPtr client, kube::ResourceType resource, Registry* metrics,
                            const Clock& clock, Generation generation)
-    : client_(std::move(client)), resource_(std::move(resource)), clock_(clock),
+    : client_(std::move(client)),
+      resource_(std::move(resource)),
+      clock_(clock),
       generation_(generation) {
   if (metrics != nullptr) {
     writes_ = &metrics->counter("kvcache_status_writes_total",
@@ -65,7 +67,8 @@ Result<StatusWrite> StatusWriter::write(const Json& current, Json status,
   Json object = Json::object();
   object["apiVersion"] = resource_.apiVersion();
   object["kind"] = resource_.kind;
-  object["metadata"] = Json{{"name", name}, {"resourceVersion", kube::object::resourceVersion(current)}};
+  object["metadata"] =
+      Json{{"name", name}, {"resourceVersion", kube::object::resourceVersion(current)}};
   if (!namespace_name.empty()) {
     object["metadata"]["namespace"] = namespace_name;
   }
@@ -80,7 +83,8 @@ Result<StatusWrite> StatusWriter::write(const Json& current, Json status,
     }
     if (written.error().isConflict()) {
       count("conflict");
-      return aborted("the status of " + resource_.kind + " " + kube::object::key(namespace_name, name) +
+      return aborted("the status of " + resource_.kind + " " +
+                     kube::object::key(namespace_name, name) +
                      " changed after it was read (conflict); retrying from a fresh read");
     }
     return written.status().withContext("writing the status of " + resource_.kind + " " +
@@ -91,8 +95,7 @@ Result<StatusWrite> StatusWriter::write(const Json& current, Json status,
 }
 
 Result<StatusWrite> StatusWriter::update(const Cache& cache, const std::string& key,
-                                         const ComputeStatus& compute,
-                                         std::stop_token stop) const {
+                                         const ComputeStatus& compute, std::stop_token stop) const {
   Status last = okStatus();
   for (int attempt = 0; attempt < kConflictAttempts; ++attempt) {
     ObjectPtr current = cache.get(key);

@@ -104,9 +104,7 @@ bool Store::hasIndex(const std::string& name) const {
   return index_fns_.count(name) > 0;
 }
 
-ObjectPtr Store::get(const std::string& key) const {
-  return unpackObject(getPacked(key));
-}
+ObjectPtr Store::get(const std::string& key) const { return unpackObject(getPacked(key)); }
 
 Packed Store::getPacked(const std::string& key) const {
   std::shared_lock<std::shared_mutex> lock(mutex_);

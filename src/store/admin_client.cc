@@ -59,8 +59,7 @@ std::string percentEncode(std::string_view value) {
   for (char ch : value) {
     const auto c = static_cast<unsigned char>(ch);
     const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-                            c == '~';
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
     if (unreserved) {
       out.push_back(ch);
     } else {
@@ -115,21 +114,21 @@ StoreResult<std::string> HttpAdminClient::getOk(std::string_view path, bool gate
   }
   const std::string context = "request " + std::string(path);
   if (gated && status == 503) {
-    return StoreError(StoreErrorKind::ServicePlaneInactive,
-                      context + ": the master's service plane is not active (503): " +
-                          excerpt(response->body),
-                      status);
+    return StoreError(
+        StoreErrorKind::ServicePlaneInactive,
+        context + ": the master's service plane is not active (503): " + excerpt(response->body),
+        status);
   }
   if (status == 404 && path == kSegmentsDetailPath) {
-    return StoreError(StoreErrorKind::RouteNotServed,
-                      context + ": not served (404); the master is older than 0.3.12: " +
-                          excerpt(response->body),
-                      status);
+    return StoreError(
+        StoreErrorKind::RouteNotServed,
+        context + ": not served (404); the master is older than 0.3.12: " + excerpt(response->body),
+        status);
   }
-  return StoreError(StoreErrorKind::UnexpectedStatus,
-                    context + ": unexpected status " + std::to_string(status) + ": " +
-                        excerpt(response->body),
-                    status);
+  return StoreError(
+      StoreErrorKind::UnexpectedStatus,
+      context + ": unexpected status " + std::to_string(status) + ": " + excerpt(response->body),
+      status);
 }
 
 StoreResult<Health> HttpAdminClient::health() {

@@ -94,16 +94,16 @@ public:
 
     const CURLcode rc = curl_easy_perform(h);
     if (sink.overflow) {
-      return StoreError(StoreErrorKind::BodyTooLarge,
-                        what + ": response body larger than " +
-                            std::to_string(request.max_body_bytes) + " bytes");
+      return StoreError(StoreErrorKind::BodyTooLarge, what + ": response body larger than " +
+                                                          std::to_string(request.max_body_bytes) +
+                                                          " bytes");
     }
     if (rc != CURLE_OK) {
       std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(rc);
       if (rc == CURLE_OPERATION_TIMEDOUT) {
-        return StoreError(StoreErrorKind::DeadlineExceeded,
-                          what + ": no answer within " + std::to_string(timeout_ms) +
-                              " ms (" + detail + ")");
+        return StoreError(
+            StoreErrorKind::DeadlineExceeded,
+            what + ": no answer within " + std::to_string(timeout_ms) + " ms (" + detail + ")");
       }
       return StoreError(StoreErrorKind::Transport, what + ": " + detail);
     }

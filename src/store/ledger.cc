@@ -150,10 +150,10 @@ StoreResult<std::optional<TenantQuota>> parseTenantQuotaDeleted(std::string_view
 StoreError classifyLedgerRefusal(int http_status, std::string_view body, std::string_view what) {
   const std::string context(what);
   if (http_status == 503) {
-    return StoreError(StoreErrorKind::ServicePlaneInactive,
-                      context + ": the master's service plane is not active (503): " +
-                          excerpt(body),
-                      http_status);
+    return StoreError(
+        StoreErrorKind::ServicePlaneInactive,
+        context + ": the master's service plane is not active (503): " + excerpt(body),
+        http_status);
   }
   // A Mooncake refusal: {"success":false,"error_code":<int>,"error_message":"..."}.
   std::optional<std::int64_t> code;
@@ -172,10 +172,10 @@ StoreError classifyLedgerRefusal(int http_status, std::string_view body, std::st
                             " (404 without an error code; older than 0.3.12?): " + detail,
                         http_status);
     }
-    return StoreError(StoreErrorKind::UnexpectedStatus,
-                      context + ": unexpected status " + std::to_string(http_status) + ": " +
-                          detail,
-                      http_status);
+    return StoreError(
+        StoreErrorKind::UnexpectedStatus,
+        context + ": unexpected status " + std::to_string(http_status) + ": " + detail,
+        http_status);
   }
   struct Rule {
     int status;

@@ -329,8 +329,8 @@ StoreResult<StoreMetrics> parseMetrics(std::string_view text) {
         break;
       }
     }
-    if (!handled && (sample.name == kMetricSegmentCapacity ||
-                     sample.name == kMetricSegmentAllocated)) {
+    if (!handled &&
+        (sample.name == kMetricSegmentCapacity || sample.name == kMetricSegmentAllocated)) {
       const std::string* segment = sample.label("segment");
       if (segment == nullptr) {
         return fail(line, "a per-segment series without a \"segment\" label");

@@ -12,15 +12,14 @@ StoreOverview readOverview(AdminClient& client) {
   // at all, the other routes are not tried: each would wait for its own deadline in vain.
   auto health = client.health();
   if (health.is(StoreErrorKind::Transport) || health.is(StoreErrorKind::DeadlineExceeded)) {
-    const StoreError skipped(health.error().kind(),
-                             "not read: the master did not answer /health");
+    const StoreError skipped(health.error().kind(), "not read: the master did not answer /health");
     return StoreOverview{client.address(), std::move(health), skipped, skipped, skipped};
   }
   auto metrics = client.metrics();
   auto segments = client.segments();
   auto ledger = client.listTenantQuotas();
-  return StoreOverview{client.address(), std::move(health), std::move(metrics),
-                       std::move(segments), std::move(ledger)};
+  return StoreOverview{client.address(), std::move(health), std::move(metrics), std::move(segments),
+                       std::move(ledger)};
 }
 
 bool overviewHealthy(const StoreOverview& overview) {
@@ -96,12 +95,12 @@ std::vector<std::vector<std::string>> headRows(const StoreOverview& overview) {
   if (overview.health.ok()) {
     const Health& health = *overview.health;
     std::string state = health.service_ready ? "serving (service_ready)" : "NOT READY";
-    state += " — role " + (health.role.empty() ? std::string("?") : health.role) +
-             ", ha_state " + (health.ha_state.empty() ? std::string("?") : health.ha_state);
+    state += " — role " + (health.role.empty() ? std::string("?") : health.role) + ", ha_state " +
+             (health.ha_state.empty() ? std::string("?") : health.ha_state);
     head.push_back({"Master", overview.admin_address, state});
   } else {
-    head.push_back({"Master", overview.admin_address,
-                    "UNREADABLE: " + overview.health.error().message()});
+    head.push_back(
+        {"Master", overview.admin_address, "UNREADABLE: " + overview.health.error().message()});
   }
 
   if (!overview.metrics.ok()) {
@@ -196,9 +195,9 @@ std::string ledgerSection(const StoreOverview& overview) {
   }
   out += "\n";
   if (!tenants.empty()) {
-    std::vector<std::vector<std::string>> rows = {
-        {"TENANT", "REQUESTED", "GRANTED", charged ? "USAGE (incl. in-flight)" : "USAGE",
-         "POLICY", "STATE"}};
+    std::vector<std::vector<std::string>> rows = {{"TENANT", "REQUESTED", "GRANTED",
+                                                   charged ? "USAGE (incl. in-flight)" : "USAGE",
+                                                   "POLICY", "STATE"}};
     for (const TenantQuota& t : tenants) {
       rows.push_back({t.tenant_id, humanBytes(t.requested_quota_bytes),
                       humanBytes(t.effective_quota_bytes), figure(t.occupancyBytes()),
@@ -272,8 +271,7 @@ Json overviewToJson(const StoreOverview& overview) {
                     {"occupancyBytes", optionalJson(t.occupancyBytes())},
                     {"overQuota", t.over_quota},
                     {"explicitPolicy", t.has_explicit_policy}};
-      entry["admissionClosed"] =
-          t.admission_closed ? Json(*t.admission_closed) : Json(nullptr);
+      entry["admissionClosed"] = t.admission_closed ? Json(*t.admission_closed) : Json(nullptr);
       tenants.push_back(std::move(entry));
     }
     out["ledger"] = {{"multiTenancy", true}, {"tenants", std::move(tenants)}};

@@ -77,9 +77,9 @@ StoreResult<SegmentListing> parseSegmentsDetail(std::string_view body) {
       }
       *field = std::move(*value);
     }
-    for (auto [key, field] : {std::pair{"te_endpoint", &segment.te_endpoint},
-                              std::pair{"protocol", &segment.protocol},
-                              std::pair{"status", &segment.status}}) {
+    for (auto [key, field] :
+         {std::pair{"te_endpoint", &segment.te_endpoint}, std::pair{"protocol", &segment.protocol},
+          std::pair{"status", &segment.status}}) {
       auto value = internal::readString(entry, key, where, /*required=*/false);
       if (!value.ok()) {
         return value.error();

@@ -42,7 +42,8 @@ Result<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
   if (auto kind = request.find("kind"); kind != request.end() && kind->is_object()) {
     out.kind = stringAt(*kind, "kind");
   }
-  if (auto resource = request.find("resource"); resource != request.end() && resource->is_object()) {
+  if (auto resource = request.find("resource");
+      resource != request.end() && resource->is_object()) {
     out.resource = stringAt(*resource, "resource");
   }
   out.sub_resource = stringAt(request, "subResource");
@@ -82,14 +83,16 @@ std::string encodeAdmissionReview(const AdmissionResponse& response) {
   body["uid"] = response.uid;
   body["allowed"] = response.allowed;
   if (!response.allowed) {
-    Json status = {{"metadata", Json::object()}, {"status", "Failure"},
-                   {"message", response.message}, {"reason", response.reason},
+    Json status = {{"metadata", Json::object()},
+                   {"status", "Failure"},
+                   {"message", response.message},
+                   {"reason", response.reason},
                    {"code", response.code}};
     if (!response.causes.empty()) {
       Json causes = Json::array();
       for (const StatusCause& cause : response.causes) {
-        causes.push_back({{"reason", cause.reason}, {"message", cause.message},
-                          {"field", cause.field}});
+        causes.push_back(
+            {{"reason", cause.reason}, {"message", cause.message}, {"field", cause.field}});
       }
       status["details"] = {{"causes", causes}};
       if (!response.details_kind.empty()) {
@@ -107,7 +110,8 @@ std::string encodeAdmissionReview(const AdmissionResponse& response) {
   if (!response.warnings.empty()) {
     body["warnings"] = response.warnings;
   }
-  Json review = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"},
+  Json review = {{"apiVersion", "admission.k8s.io/v1"},
+                 {"kind", "AdmissionReview"},
                  {"response", std::move(body)}};
   return review.dump();
 }

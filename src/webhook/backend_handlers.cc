@@ -19,8 +19,7 @@ AdmissionResponse BackendValidation::admitBackend(const AdmissionRequest& reques
   policy::BackendAdmission admission;
   admission.operation = operationOf(request);
   admission.object = request.object;
-  if (admission.operation == policy::AdmissionOperation::Update &&
-      request.old_object.is_object()) {
+  if (admission.operation == policy::AdmissionOperation::Update && request.old_object.is_object()) {
     admission.old = request.old_object;
   }
   admission.settings_image =

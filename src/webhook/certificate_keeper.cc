@@ -129,7 +129,8 @@ Status CertificateKeeper::ensureSecret(Pems& pems, std::stop_token stop) {
     Pems next = pems;
     KeyPair ca{pems.ca_bundle, pems.ca_key};  // issueServing signs with the bundle's first CA
     if (plan.action == policy::CertificateAction::IssueAll) {
-      KVC_ASSIGN_OR_RETURN(ca, issueCa("kvcache-operator-webhook-ca", now, policy::kWebhookCaValidity));
+      KVC_ASSIGN_OR_RETURN(ca,
+                           issueCa("kvcache-operator-webhook-ca", now, policy::kWebhookCaValidity));
       // The old CA stays trusted until it expires: replicas still serving its certificate
       // keep answering while they reload.
       next.ca_bundle = ca.cert_pem;
@@ -150,17 +151,17 @@ Status CertificateKeeper::ensureSecret(Pems& pems, std::stop_token stop) {
         secret["data"] = next_data;
         return secrets.replace(options_.secret_name, secret, {}, stop);
       }
-      return secrets.create(
-          Json{{"apiVersion", "v1"},
-               {"kind", "Secret"},
-               {"type", "kubernetes.io/tls"},
-               {"metadata",
-                {{"name", options_.secret_name},
-                 {"namespace", options_.namespace_name},
-                 {"labels", {{"app.kubernetes.io/name", "kvcache-operator"},
-                             {"app.kubernetes.io/component", "webhook-certificate"}}}}},
-               {"data", next_data}},
-          {}, stop);
+      return secrets.create(Json{{"apiVersion", "v1"},
+                                 {"kind", "Secret"},
+                                 {"type", "kubernetes.io/tls"},
+                                 {"metadata",
+                                  {{"name", options_.secret_name},
+                                   {"namespace", options_.namespace_name},
+                                   {"labels",
+                                    {{"app.kubernetes.io/name", "kvcache-operator"},
+                                     {"app.kubernetes.io/component", "webhook-certificate"}}}}},
+                                 {"data", next_data}},
+                            {}, stop);
     }();
     if (written.ok()) {
       spdlog::info("webhook certificate: {}: {} Secret {}/{} ({}, valid until one year from now)",
@@ -197,9 +198,14 @@ Status CertificateKeeper::writeFiles(const Pems& pems) {
     return okStatus();
   }
   // Key first, then the certificate: the server reloads when the certificate changes.
-  KVC_RETURN_IF_ERROR(writeAtomically(dir / kTlsKey, key, fs::perms::owner_read | fs::perms::owner_write));
-  KVC_RETURN_IF_ERROR(writeAtomically(dir / kCaCert, pems.ca_bundle, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read));
-  KVC_RETURN_IF_ERROR(writeAtomically(dir / kTlsCert, cert, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read));
+  KVC_RETURN_IF_ERROR(
+      writeAtomically(dir / kTlsKey, key, fs::perms::owner_read | fs::perms::owner_write));
+  KVC_RETURN_IF_ERROR(writeAtomically(dir / kCaCert, pems.ca_bundle,
+                                      fs::perms::owner_read | fs::perms::owner_write |
+                                          fs::perms::group_read | fs::perms::others_read));
+  KVC_RETURN_IF_ERROR(writeAtomically(dir / kTlsCert, cert,
+                                      fs::perms::owner_read | fs::perms::owner_write |
+                                          fs::perms::group_read | fs::perms::others_read));
   spdlog::info("webhook certificate: wrote {}", (dir / kTlsCert).string());
   return okStatus();
 }
@@ -309,8 +315,7 @@ void CertificateKeeper::watchSecret(std::stop_token stop) {
               event.type == kube::WatchEventType::Modified ||
               event.type == kube::WatchEventType::Deleted) {
             if (Status synced = syncOnce(stop); !synced.ok() && !stop.stop_requested()) {
-              spdlog::warn("webhook certificate: {} (the periodic pass retries)",
-                           synced.message());
+              spdlog::warn("webhook certificate: {} (the periodic pass retries)", synced.message());
             }
           }
           return !stop.stop_requested();

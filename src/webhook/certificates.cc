@@ -15,7 +15,9 @@ namespace {
 template <auto Free>
 struct Deleter {
   template <typename T>
-  void operator()(T* p) const { Free(p); }
+  void operator()(T* p) const {
+    Free(p);
+  }
 };
 using BioPtr = std::unique_ptr<BIO, Deleter<BIO_free_all>>;
 using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
@@ -72,7 +74,8 @@ Result<X509Ptr> newCertificate(EVP_PKEY* key, const std::string& common_name,
   }
   serial[0] &= 0x7f;  // a positive serial
   BIGNUM* bn = BN_bin2bn(serial, sizeof serial, nullptr);
-  const bool serial_set = bn != nullptr && BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert.get()));
+  const bool serial_set =
+      bn != nullptr && BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert.get()));
   BN_free(bn);
   const auto start = sinceEpoch(now) - std::chrono::minutes(5);
   if (!serial_set || X509_set_version(cert.get(), 2) != 1 ||
@@ -177,8 +180,8 @@ Result<policy::CertificateFacts> inspectCertificate(const std::string& cert_pem,
   policy::CertificateFacts facts;
   facts.not_before = toTime(X509_get0_notBefore(cert));
   facts.not_after = toTime(X509_get0_notAfter(cert));
-  NamesPtr names(static_cast<GENERAL_NAMES*>(
-      X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
+  NamesPtr names(
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
   for (int i = 0; names && i < sk_GENERAL_NAME_num(names.get()); ++i) {
     const GENERAL_NAME* name = sk_GENERAL_NAME_value(names.get(), i);
     if (name->type == GEN_DNS) {

@@ -20,9 +20,10 @@ Json controllerOwner(const Json& object) {
   return Json();
 }
 
-Json reference(const std::string& api_version, const std::string& kind, const std::string& namespace_name,
-               const std::string& name, const std::string& uid) {
-  Json object = {{"apiVersion", api_version}, {"kind", kind},
+Json reference(const std::string& api_version, const std::string& kind,
+               const std::string& namespace_name, const std::string& name, const std::string& uid) {
+  Json object = {{"apiVersion", api_version},
+                 {"kind", kind},
                  {"metadata", {{"namespace", namespace_name}, {"name", name}}}};
   if (!uid.empty()) {
     object["metadata"]["uid"] = uid;
@@ -34,7 +35,9 @@ Json reference(const std::string& api_version, const std::string& kind, const st
 
 InjectionEvents::InjectionEvents(kube::ClientPtr client, runtime::EventRecorder& recorder,
                                  std::size_t max_queued)
-    : client_(std::move(client)), recorder_(recorder), max_queued_(max_queued),
+    : client_(std::move(client)),
+      recorder_(recorder),
+      max_queued_(max_queued),
       worker_([this] { run(); }) {}
 
 InjectionEvents::~InjectionEvents() { stop(); }
@@ -53,10 +56,10 @@ void InjectionEvents::stop() {
   }
 }
 
-void InjectionEvents::onInjection(const AdmissionRequest& request,
-                                  const policy::Decision& decision, std::chrono::nanoseconds) {
+void InjectionEvents::onInjection(const AdmissionRequest& request, const policy::Decision& decision,
+                                  std::chrono::nanoseconds) {
   if (request.dry_run || (decision.verdict != policy::Verdict::Injected &&
-                         decision.verdict != policy::Verdict::Refused)) {
+                          decision.verdict != policy::Verdict::Refused)) {
     return;
   }
   Pending pending;
@@ -71,8 +74,8 @@ void InjectionEvents::onInjection(const AdmissionRequest& request,
     const policy::InjectionSummary& s = *decision.summary;
     pending.note = "Injected " + std::string(policy::engineRecordName(s.engine)) +
                    " client configuration (" + std::string(s.render.vehicle) + ") into container " +
-                   s.container + " from KVCachePoolBinding " + s.resolution.binding +
-                   " (pool " + s.resolution.pool + ", domain " + s.resolution.domain.name + ")";
+                   s.container + " from KVCachePoolBinding " + s.resolution.binding + " (pool " +
+                   s.resolution.pool + ", domain " + s.resolution.domain.name + ")";
   }
   {
     std::lock_guard lock(mutex_);
@@ -86,10 +89,9 @@ void InjectionEvents::onInjection(const AdmissionRequest& request,
 
 Json InjectionEvents::regardingFor(const Pending& pending) {
   const Json owner = controllerOwner(pending.pod);
-  const std::string pod_name =
-      pending.pod.value(Json::json_pointer("/metadata/name"),
-                        pending.pod.value(Json::json_pointer("/metadata/generateName"),
-                                          std::string("pod")));
+  const std::string pod_name = pending.pod.value(
+      Json::json_pointer("/metadata/name"),
+      pending.pod.value(Json::json_pointer("/metadata/generateName"), std::string("pod")));
   if (owner.is_null()) {
     return reference("v1", "Pod", pending.namespace_name, pod_name, "");
   }
@@ -108,8 +110,8 @@ Json InjectionEvents::regardingFor(const Pending& pending) {
     }
     kube::ResourceType replica_sets{"apps", "v1", "ReplicaSet", "replicasets", true};
     auto replica_set = kube::Api(client_, replica_sets, pending.namespace_name)
-                          .withTimeout(std::chrono::seconds(5))
-                          .getOptional(owner.value("name", std::string()));
+                           .withTimeout(std::chrono::seconds(5))
+                           .getOptional(owner.value("name", std::string()));
     Json deployment;
     if (replica_set.ok() && replica_set->has_value()) {
       deployment = controllerOwner(**replica_set);
@@ -141,11 +143,11 @@ void InjectionEvents::run() {
     lock.unlock();
     const Json regarding = regardingFor(pending);
     if (pending.refused) {
-      recorder_.event(regarding, runtime::EventType::Warning, "KVCacheInjectionRefused",
-                       "Inject", pending.reason + ": " + pending.note);
+      recorder_.event(regarding, runtime::EventType::Warning, "KVCacheInjectionRefused", "Inject",
+                      pending.reason + ": " + pending.note);
     } else {
       recorder_.event(regarding, runtime::EventType::Normal, "KVCacheInjected", "Inject",
-                       pending.note);
+                      pending.note);
     }
     lock.lock();
     busy_ = false;

@@ -34,8 +34,8 @@ AdmissionResponse ModelDeploymentValidation::admitModelDeployment(
     }
     admission.old = std::move(old).value();
   }
-  admission.dtype_owned = settings_ ? settings_().kv_cache_dtype_owned
-                                    : api::Settings{}.kv_cache_dtype_owned;
+  admission.dtype_owned =
+      settings_ ? settings_().kv_cache_dtype_owned : api::Settings{}.kv_cache_dtype_owned;
   const api::ModelDeployment& md = admission.deployment;
   // Only a new deployment's binding is checked against the cluster (its transport); the block is
   // frozen afterwards.
@@ -44,8 +44,7 @@ AdmissionResponse ModelDeploymentValidation::admitModelDeployment(
     auto found =
         policy::lookUpAttachment(*cluster_, md.metadata.namespace_name, md.spec.kv_cache->pool_ref);
     if (!found.ok()) {
-      return readFailure(request.uid, found.status(),
-                         "reading what spec.kvCache.poolRef leads to");
+      return readFailure(request.uid, found.status(), "reading what spec.kvCache.poolRef leads to");
     }
     admission.attachment = std::move(found).value();
   }

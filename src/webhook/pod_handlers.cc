@@ -4,9 +4,10 @@
 
 namespace kvc::webhook {
 
-PodMutator::PodMutator(std::shared_ptr<const policy::ClusterView> cluster,
-                       SettingsSource settings, std::shared_ptr<InjectionObserver> observer)
-    : cluster_(std::move(cluster)), settings_(std::move(settings)),
+PodMutator::PodMutator(std::shared_ptr<const policy::ClusterView> cluster, SettingsSource settings,
+                       std::shared_ptr<InjectionObserver> observer)
+    : cluster_(std::move(cluster)),
+      settings_(std::move(settings)),
       observer_(std::move(observer)) {}
 
 AdmissionResponse PodMutator::handle(const AdmissionRequest& request) const {
@@ -18,26 +19,28 @@ AdmissionResponse PodMutator::handle(const AdmissionRequest& request) const {
   const auto start = std::chrono::steady_clock::now();
   std::string namespace_name = request.namespace_name;
   if (namespace_name.empty()) {
-    namespace_name = request.object.value(Json::json_pointer("/metadata/namespace"), std::string("default"));
+    namespace_name =
+        request.object.value(Json::json_pointer("/metadata/namespace"), std::string("default"));
   }
-  policy::Decision decision = policy::inject(request.object, namespace_name, *cluster_, settings_());
+  policy::Decision decision =
+      policy::inject(request.object, namespace_name, *cluster_, settings_());
   AdmissionResponse response = allow(request.uid);
   switch (decision.verdict) {
-  case policy::Verdict::NotOptedIn:
-    break;
-  case policy::Verdict::Injected:
-    response.patch = Json::diff(request.object, decision.object);
-    break;
-  case policy::Verdict::Refused:
-    response = deny(request.uid, 403, "Forbidden", decision.refusal->message);
-    break;
-  case policy::Verdict::Failed:
-    // An outage, not an answer: the API server reports it as an internal error, never as
-    // "does not exist", and the Pod may be retried once the cluster can be read.
-    response = deny(request.uid, 500, "InternalError",
-                    "kvcache webhook could not resolve the Pod's Binding: " + decision.error +
-                        ". Fix: retry once the API server answers");
-    break;
+    case policy::Verdict::NotOptedIn:
+      break;
+    case policy::Verdict::Injected:
+      response.patch = Json::diff(request.object, decision.object);
+      break;
+    case policy::Verdict::Refused:
+      response = deny(request.uid, 403, "Forbidden", decision.refusal->message);
+      break;
+    case policy::Verdict::Failed:
+      // An outage, not an answer: the API server reports it as an internal error, never as
+      // "does not exist", and the Pod may be retried once the cluster can be read.
+      response = deny(request.uid, 500, "InternalError",
+                      "kvcache webhook could not resolve the Pod's Binding: " + decision.error +
+                          ". Fix: retry once the API server answers");
+      break;
   }
   if (observer_) {
     observer_->onInjection(request, decision, std::chrono::steady_clock::now() - start);

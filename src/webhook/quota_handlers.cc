@@ -14,9 +14,11 @@
 
 namespace kvc::webhook {
 
-QuotaAdmission::QuotaAdmission(kube::ClientPtr client, QuotaCaches caches,
-                               SettingsSource settings, std::chrono::milliseconds live_timeout)
-    : client_(std::move(client)), caches_(caches), settings_(std::move(settings)),
+QuotaAdmission::QuotaAdmission(kube::ClientPtr client, QuotaCaches caches, SettingsSource settings,
+                               std::chrono::milliseconds live_timeout)
+    : client_(std::move(client)),
+      caches_(caches),
+      settings_(std::move(settings)),
       live_timeout_(live_timeout),
       pool_reader_(client_, kube::resources::kvCachePools(), caches_.pools, live_timeout_),
       backend_reader_(client_, kube::resources::kvCacheBackends(), caches_.backends,
@@ -95,15 +97,15 @@ AdmissionResponse QuotaAdmission::admitBinding(const AdmissionRequest& request) 
     auto backend = backend_reader_.getAs("", admission.backend, &api::backendFromJson);
     if (!backend.ok()) {
       return readFailure(request.uid, backend.status(),
-                           "reading KVCacheBackend \"" + admission.backend + "\"");
+                         "reading KVCacheBackend \"" + admission.backend + "\"");
     }
     admission.ledger = policy::ledgerKnowledge(*admission.pool, *backend);
     // Every Binding of every pool on that backend: the master's registered domains.
     std::vector<Json> pools_on_master;
     std::vector<Json> bindings_on_master;
     if (caches_.pools != nullptr && caches_.bindings != nullptr) {
-      for (const runtime::ObjectPtr& p : caches_.pools->byIndex(api::kPoolsByBackend,
-                                                                admission.backend)) {
+      for (const runtime::ObjectPtr& p :
+           caches_.pools->byIndex(api::kPoolsByBackend, admission.backend)) {
         for (const runtime::ObjectPtr& b :
              caches_.bindings->byIndex(api::kBindingsByPool, kube::object::name(*p))) {
           bindings_on_master.push_back(*b);
@@ -118,7 +120,7 @@ AdmissionResponse QuotaAdmission::admitBinding(const AdmissionRequest& request) 
       auto bindings = bindings_api.listAll();
       if (!pools.ok() || !bindings.ok()) {
         return readFailure(request.uid, pools.ok() ? bindings.status() : pools.status(),
-                             "listing the Bindings on KVCacheBackend \"" + admission.backend + "\"");
+                           "listing the Bindings on KVCacheBackend \"" + admission.backend + "\"");
       }
       std::set<std::string> on_master;
       for (const Json& p : pools->items) {
@@ -135,8 +137,8 @@ AdmissionResponse QuotaAdmission::admitBinding(const AdmissionRequest& request) 
       }
     }
     for (const Json& b : bindings_on_master) {
-      admission.siblings.push_back({kube::object::namespaceName(b), kube::object::name(b),
-                                    api::bindingDomain(b).front()});
+      admission.siblings.push_back(
+          {kube::object::namespaceName(b), kube::object::name(b), api::bindingDomain(b).front()});
     }
   }
   return verdictResponse(request.uid, api::kKindBinding, binding->metadata.name,

@@ -22,7 +22,7 @@ struct AdmissionMetrics {
                                     {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                      0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10})),
         in_flight(registry.gauge("kvcache_admission_in_flight",
-                                "Admission reviews being answered now.", {"webhook"})) {}
+                                 "Admission reviews being answered now.", {"webhook"})) {}
   runtime::CounterFamily& requests;
   runtime::HistogramFamily& duration;
   runtime::GaugeFamily& in_flight;
@@ -31,7 +31,7 @@ struct AdmissionMetrics {
 using AdmissionHandler = std::function<AdmissionResponse(const AdmissionRequest&)>;
 
 runtime::HttpHandler admissionRoute(std::string webhook, AdmissionHandler handler,
-                           std::shared_ptr<AdmissionMetrics> metrics) {
+                                    std::shared_ptr<AdmissionMetrics> metrics) {
   return [webhook = std::move(webhook), handler = std::move(handler),
           metrics = std::move(metrics)](const runtime::HttpServerRequest& http) {
     if (http.method != "POST") {
@@ -71,10 +71,8 @@ std::map<std::string, runtime::HttpHandler> makeRoutes(const WebhookRoutes& conf
   std::map<std::string, runtime::HttpHandler> routes;
   auto mutator = config.mutator;
   routes[std::string(kMutatePodPath)] = admissionRoute(
-      "mutate-pod", [mutator](const AdmissionRequest& r) { return mutator->handle(r); },
-      metrics);
-  routes[std::string(kValidatePodPath)] =
-      admissionRoute("validate-pod", validatePod, metrics);
+      "mutate-pod", [mutator](const AdmissionRequest& r) { return mutator->handle(r); }, metrics);
+  routes[std::string(kValidatePodPath)] = admissionRoute("validate-pod", validatePod, metrics);
   if (auto quota = config.quota) {
     routes[std::string(kValidatePoolPath)] = admissionRoute(
         "validate-pool", [quota](const AdmissionRequest& r) { return quota->admitPool(r); },
@@ -91,9 +89,7 @@ std::map<std::string, runtime::HttpHandler> makeRoutes(const WebhookRoutes& conf
   if (auto deployments = config.model_deployment) {
     routes[std::string(kValidateModelDeploymentPath)] = admissionRoute(
         "validate-modeldeployment",
-        [deployments](const AdmissionRequest& r) {
-          return deployments->admitModelDeployment(r);
-        },
+        [deployments](const AdmissionRequest& r) { return deployments->admitModelDeployment(r); },
         metrics);
   }
   routes["/healthz"] = [](const runtime::HttpServerRequest&) { return plain(200, "ok"); };

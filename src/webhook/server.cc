@@ -24,9 +24,9 @@ Result<std::unique_ptr<runtime::HttpServer>> startServer(runtime::HttpServerOpti
       reloads.with({loaded ? "success" : "failure"}).inc();
     };
   }
-  KVC_ASSIGN_OR_RETURN(auto server,
-                       runtime::HttpServer::create(std::move(options),
-                                                   runtime::routeByPath(makeRoutes(routes))));
+  KVC_ASSIGN_OR_RETURN(
+      auto server,
+      runtime::HttpServer::create(std::move(options), runtime::routeByPath(makeRoutes(routes))));
   server->start();
   return server;
 }

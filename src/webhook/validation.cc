@@ -15,7 +15,8 @@ AdmissionResponse readFailure(const std::string& uid, const Status& status,
 }
 
 AdmissionResponse verdictResponse(const std::string& uid, std::string_view kind,
-                                  const std::string& name, const policy::AdmissionVerdict& verdict) {
+                                  const std::string& name,
+                                  const policy::AdmissionVerdict& verdict) {
   AdmissionResponse response;
   if (verdict.allowed()) {
     response = allow(uid);

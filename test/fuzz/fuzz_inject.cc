@@ -44,8 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::abort();
   }
   if (decision.verdict == kvc::policy::Verdict::Injected &&
-      !decision.object.contains(kvc::Json::json_pointer(
-          "/metadata/annotations/kvcache.gpustack.ai~1injected"))) {
+      !decision.object.contains(
+          kvc::Json::json_pointer("/metadata/annotations/kvcache.gpustack.ai~1injected"))) {
     std::abort();
   }
   return 0;

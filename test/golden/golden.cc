@@ -20,8 +20,7 @@ std::vector<std::string> discover(const std::filesystem::path& dir, const std::s
   std::vector<std::string> stems;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && name.size() > extension.size() &&
-        name.ends_with(extension)) {
+    if (entry.is_regular_file() && name.size() > extension.size() && name.ends_with(extension)) {
       stems.push_back(name.substr(0, name.size() - extension.size()));
     }
   }

@@ -30,9 +30,9 @@ Directives readDirectives(const fs::path& input) {
   std::istringstream lines(golden::readFile(input));
   std::string line;
   while (std::getline(lines, line) && line.starts_with("#")) {
-    for (auto [key, target] : {std::pair<std::string, std::string*>{"# cluster: ",
-                                                                    &directives.cluster},
-                               {"# namespace: ", &directives.namespace_name}}) {
+    for (auto [key, target] :
+         {std::pair<std::string, std::string*>{"# cluster: ", &directives.cluster},
+          {"# namespace: ", &directives.namespace_name}}) {
       if (line.starts_with(key)) {
         *target = line.substr(key.size());
       }

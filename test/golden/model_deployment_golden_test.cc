@@ -93,17 +93,17 @@
 
 #include "golden.h"
 #include "internal/cluster_file.h"
+#include "kvc/api/binding.h"
 #include "kvc/api/model_deployment.h"
 #include "kvc/common/yaml.h"
 #include "kvc/policy/admission/model_deployment_admission.h"
-#include "kvc/api/binding.h"
+#include "kvc/policy/inject/refusal.h"
+#include "kvc/policy/inject/resolve.h"
 #include "kvc/policy/model_deployment/model_deployment_plan.h"
 #include "kvc/policy/model_deployment/model_deployment_render.h"
 #include "kvc/policy/model_deployment/model_deployment_status.h"
-#include "kvc/policy/inject/refusal.h"
-#include "kvc/policy/inject/resolve.h"
-#include "kvc/policy/store/store_workload.h"
 #include "kvc/policy/store/store_member.h"
+#include "kvc/policy/store/store_workload.h"
 #include "verdict.h"
 
 namespace kvc::policy {
@@ -146,10 +146,9 @@ cmd::ClusterFile clusterOf(const std::string& name) {
 // render
 
 std::string resolutionLine(const Resolution& r) {
-  return "# binding: " + r.binding + " -> pool " + r.pool + ", backend " + r.backend +
-         ", master " + r.master_address + ", protocol " + r.protocol + ", domain " +
-         r.domain.name + " (" + r.domain.dtype + ", block size " +
-         std::to_string(r.domain.block_size) + "), tenant " +
+  return "# binding: " + r.binding + " -> pool " + r.pool + ", backend " + r.backend + ", master " +
+         r.master_address + ", protocol " + r.protocol + ", domain " + r.domain.name + " (" +
+         r.domain.dtype + ", block size " + std::to_string(r.domain.block_size) + "), tenant " +
          (r.tenant_injected ? "injected" : "not injected") + "\n";
 }
 
@@ -180,8 +179,8 @@ std::string renderCase(const Json& input) {
   }
   std::string out = "# engine: " + std::string(engineRecordName(*engine)) + "\n";
   if (md.spec.kv_cache) {
-    ResolveOutcome resolved = resolveBinding(md.metadata.namespace_name,
-                                             md.spec.kv_cache->pool_ref, *engine, cluster.snapshot);
+    ResolveOutcome resolved = resolveBinding(md.metadata.namespace_name, md.spec.kv_cache->pool_ref,
+                                             *engine, cluster.snapshot);
     if (auto* resolution = std::get_if<Resolution>(&resolved)) {
       out += resolutionLine(*resolution);
       inputs.binding = *resolution;
@@ -280,8 +279,8 @@ std::string statusCase(const Json& input) {
     facts.refusal = Refusal{refusalReasonNamed(refusal.value("reason", std::string())),
                             refusal.value("message", std::string())};
   } else if (facts.binding && facts.binding->metadata.deleting) {
-    facts.refusal = Refusal{RefusalReason::BindingTerminating,
-                            "KVCachePoolBinding is being deleted"};
+    facts.refusal =
+        Refusal{RefusalReason::BindingTerminating, "KVCachePoolBinding is being deleted"};
   }
   if (facts.binding && !facts.refusal) {
     const Json overrides = input.value("resolution", Json::object());
@@ -302,8 +301,8 @@ std::string statusCase(const Json& input) {
   if (input.contains("renderError")) {
     facts.render_error = input["renderError"].get<std::string>();
   }
-  const bool reachable = md.spec.kv_cache && facts.resolution &&
-                         !facts.resolution->master_address.empty();
+  const bool reachable =
+      md.spec.kv_cache && facts.resolution && !facts.resolution->master_address.empty();
   std::map<std::string, Json> listed;
   for (const Json& role : input.value("roles", Json::array())) {
     onlyKeys(role, {"name", "renderedHash", "attached", "deployment"});
@@ -327,7 +326,7 @@ std::string statusCase(const Json& input) {
       if (!deployment["spec"].contains("template")) {
         deployment["spec"]["template"]["metadata"]["annotations"]
                   [std::string(kPodSpecHashAnnotation)] =
-            given.value("renderedHash", "hash-" + role.name);
+                      given.value("renderedHash", "hash-" + role.name);
       }
       facts_of.deployment = observeRoleDeployment(deployment);
     }
@@ -364,9 +363,12 @@ std::string statusCase(const Json& input) {
 
 std::string nextName(ModelDeploymentNext next) {
   switch (next) {
-  case ModelDeploymentNext::Done: return "Done";
-  case ModelDeploymentNext::Resync: return "Resync";
-  case ModelDeploymentNext::DeletingPoll: return "DeletingPoll";
+    case ModelDeploymentNext::Done:
+      return "Done";
+    case ModelDeploymentNext::Resync:
+      return "Resync";
+    case ModelDeploymentNext::DeletingPoll:
+      return "DeletingPoll";
   }
   return "?";
 }
@@ -412,8 +414,8 @@ ModelDeploymentObservation planObservation(const Json& input) {
   }
   auto runtime = modelDeploymentRuntime(md);
   if (runtime.ok() && seen.binding && !md.metadata.deleting) {
-    ResolveOutcome resolved =
-        resolveBinding(namespace_name, md.spec.kv_cache->pool_ref, runtime->engine, cluster.snapshot);
+    ResolveOutcome resolved = resolveBinding(namespace_name, md.spec.kv_cache->pool_ref,
+                                             runtime->engine, cluster.snapshot);
     if (auto* resolution = std::get_if<Resolution>(&resolved)) {
       seen.resolution = *resolution;
     } else if (auto* refusal = std::get_if<Refusal>(&resolved)) {
@@ -446,9 +448,9 @@ ModelDeploymentObservation planObservation(const Json& input) {
 }
 
 std::string planCase(const Json& input) {
-  onlyKeys(input, {"modelDeployment", "cluster", "settings", "binding", "roleDeployments",
-                   "serviceExists", "replicas", "skewReported", "applied", "ownedWorkloads",
-                   "podsLeft", "now"});
+  onlyKeys(input,
+           {"modelDeployment", "cluster", "settings", "binding", "roleDeployments", "serviceExists",
+            "replicas", "skewReported", "applied", "ownedWorkloads", "podsLeft", "now"});
   const ModelDeploymentObservation seen = planObservation(input);
   const bool deleting = seen.deployment.metadata.deleting;
   if (!deleting && (input.contains("ownedWorkloads") || input.contains("podsLeft"))) {
@@ -464,9 +466,8 @@ std::string planCase(const Json& input) {
       applied.push_back(
           {{"role", role.name},
            {"deployment", role.deployment["metadata"]["name"]},
-           {"podSpecHash",
-            role.deployment["spec"]["template"]["metadata"]["annotations"]
-                           [std::string(kPodSpecHashAnnotation)]},
+           {"podSpecHash", role.deployment["spec"]["template"]["metadata"]["annotations"]
+                                          [std::string(kPodSpecHashAnnotation)]},
            {"attached", role.attached}});
     }
   }
@@ -502,7 +503,9 @@ std::string planCase(const Json& input) {
 
 const std::map<std::string, std::function<std::string(const Json&)>>& areas() {
   static const std::map<std::string, std::function<std::string(const Json&)>> kAreas = {
-      {"render", renderCase}, {"admission", admissionCase}, {"status", statusCase},
+      {"render", renderCase},
+      {"admission", admissionCase},
+      {"status", statusCase},
       {"plan", planCase}};
   return kAreas;
 }

@@ -185,7 +185,6 @@
 #include <vector>
 
 #include "golden.h"
-#include "verdict.h"
 #include "kvc/api/backend.h"
 #include "kvc/api/binding.h"
 #include "kvc/api/pool.h"
@@ -193,18 +192,19 @@
 #include "kvc/common/quantity.h"
 #include "kvc/common/yaml.h"
 #include "kvc/policy/admission/backend_admission.h"
-#include "kvc/policy/store/backend_plan.h"
-#include "kvc/policy/store/backend_status.h"
-#include "kvc/policy/quota/binding_status.h"
+#include "kvc/policy/admission/quota_admission.h"
 #include "kvc/policy/base/field_error.h"
-#include "kvc/policy/store/managed_backend_status.h"
+#include "kvc/policy/quota/binding_status.h"
 #include "kvc/policy/quota/master_reading.h"
 #include "kvc/policy/quota/pool_plan.h"
 #include "kvc/policy/quota/pool_status.h"
-#include "kvc/policy/admission/quota_admission.h"
 #include "kvc/policy/quota/quota_ledger.h"
 #include "kvc/policy/quota/tenant_quota_policy.h"
+#include "kvc/policy/store/backend_plan.h"
+#include "kvc/policy/store/backend_status.h"
+#include "kvc/policy/store/managed_backend_status.h"
 #include "kvc/policy/store/teardown_plan.h"
+#include "verdict.h"
 
 namespace kvc::policy {
 namespace {
@@ -301,8 +301,7 @@ std::vector<std::string> texts(const Json& object, std::string_view where, std::
   return out;
 }
 
-bool flag(const Json& object, std::string_view where, std::string_view key,
-          bool fallback = false) {
+bool flag(const Json& object, std::string_view where, std::string_view key, bool fallback = false) {
   const Json* value = field(object, key);
   if (value == nullptr || value->is_null()) {
     return fallback;
@@ -591,8 +590,8 @@ std::string backendStatusCase(const Json& in) {
   facts.dropped_stale = flag(f, "facts", "droppedStale");
   const BackendReading reading = backendReading(mapping(in, "", "reading"), facts.backend);
 
-  return pretty(api::backendStatusToJson(externalBackendStatus(
-      facts, reading, generationOf(in, facts.backend.metadata), nowOf(in))));
+  return pretty(api::backendStatusToJson(
+      externalBackendStatus(facts, reading, generationOf(in, facts.backend.metadata), nowOf(in))));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -624,18 +623,18 @@ void storeFacts(const Json& f, std::string_view where, ManagedBackendFacts& fact
     for (std::size_t i = 0; i < pods.size(); ++i) {
       const std::string pod_where = group_where + ".pods[" + std::to_string(i) + "]";
       onlyKeys(pods[i], pod_where, {"pod", "inSurveyWindow"});
-      group.pods.push_back({mapping(pods[i], pod_where, "pod"),
-                            flag(pods[i], pod_where, "inSurveyWindow")});
+      group.pods.push_back(
+          {mapping(pods[i], pod_where, "pod"), flag(pods[i], pod_where, "inSurveyWindow")});
     }
     facts.groups.push_back(std::move(group));
   }
   const Json lease = mapping(f, where, "lease");
   onlyKeys(lease, lease_where, {"state", "holder", "transitions", "error"});
-  facts.lease.state = choice<LeaseObservation::State>(
-      lease, lease_where, "state", LeaseObservation::State::Absent,
-      {{"Absent", LeaseObservation::State::Absent},
-       {"Read", LeaseObservation::State::Read},
-       {"Unreadable", LeaseObservation::State::Unreadable}});
+  facts.lease.state =
+      choice<LeaseObservation::State>(lease, lease_where, "state", LeaseObservation::State::Absent,
+                                      {{"Absent", LeaseObservation::State::Absent},
+                                       {"Read", LeaseObservation::State::Read},
+                                       {"Unreadable", LeaseObservation::State::Unreadable}});
   facts.lease.holder = text(lease, lease_where, "holder");
   facts.lease.transitions = optionalCount(lease, lease_where, "transitions").value_or(0);
   facts.lease.error = text(lease, lease_where, "error");
@@ -663,8 +662,8 @@ std::string managedBackendStatusCase(const Json& in) {
   }
   const std::int64_t generation = generationOf(in, backend.metadata);
   if (auto where = optionalText(f, "facts", "teardown")) {
-    return pretty(api::backendStatusToJson(
-        teardownStatus(facts.backend, *where, generation, nowOf(in))));
+    return pretty(
+        api::backendStatusToJson(teardownStatus(facts.backend, *where, generation, nowOf(in))));
   }
   const api::KVCacheBackend::Status status =
       managedBackendStatus(facts, reading, generation, nowOf(in));
@@ -701,10 +700,10 @@ std::vector<ObservedTenant> ledgerOf(const Json& in, const std::string& key) {
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string where = key + "[" + std::to_string(i) + "]";
     onlyKeys(entries[i], where, {"id", "requested", "explicit", "effective"});
-    observed.push_back({text(entries[i], where, "id"), bytes(entries[i], where, "requested"),
-                        flag(entries[i], where, "explicit"),
-                        entries[i].contains("effective") ? bytes(entries[i], where, "effective")
-                                                         : 0});
+    observed.push_back(
+        {text(entries[i], where, "id"), bytes(entries[i], where, "requested"),
+         flag(entries[i], where, "explicit"),
+         entries[i].contains("effective") ? bytes(entries[i], where, "effective") : 0});
   }
   return observed;
 }
@@ -717,9 +716,8 @@ std::string ledgerPlanCase(const Json& in) {
   const std::vector<std::string> releasable = texts(in, "", "releasable");
 
   const DesiredLedger desired = desiredLedger(claims);
-  const LedgerPlan plan =
-      planLedger(desired, observed, {registered.begin(), registered.end()},
-                 {releasable.begin(), releasable.end()});
+  const LedgerPlan plan = planLedger(desired, observed, {registered.begin(), registered.end()},
+                                     {releasable.begin(), releasable.end()});
 
   Json tenants = Json::object();
   for (const auto& [domain, requested] : desired.tenants) {
@@ -733,13 +731,13 @@ std::string ledgerPlanCase(const Json& in) {
   for (const auto& [domain, requested] : plan.puts) {
     puts.push_back({{"domain", domain}, {"requested", requested}});
   }
-  return pretty({{"desired",
-                  {{"tenants", tenants},
-                   {"contested", contested},
-                   {"releasing", Json(std::vector<std::string>(desired.releasing.begin(),
-                                                               desired.releasing.end()))}}},
-                 {"plan",
-                  {{"puts", puts}, {"deletes", Json(plan.deletes)}, {"held", Json(plan.held)}}}});
+  return pretty(
+      {{"desired",
+        {{"tenants", tenants},
+         {"contested", contested},
+         {"releasing",
+          Json(std::vector<std::string>(desired.releasing.begin(), desired.releasing.end()))}}},
+       {"plan", {{"puts", puts}, {"deletes", Json(plan.deletes)}, {"held", Json(plan.held)}}}});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -748,12 +746,12 @@ std::string ledgerPlanCase(const Json& in) {
 std::string ledgerRippleCase(const Json& in) {
   onlyKeys(in, "", {"claims", "written", "before", "after", "afterRead"});
   const bool after_read = !in.contains("afterRead") || flag(in, "", "afterRead");
-  const LedgerRipple ripple = ledgerRipple(claimsOf(in), texts(in, "", "written"),
-                                           ledgerOf(in, "before"), ledgerOf(in, "after"),
-                                           after_read);
-  return pretty({{"recut", ripple.recut},
-                 {"pools", Json(std::vector<std::string>(ripple.pools.begin(),
-                                                         ripple.pools.end()))}});
+  const LedgerRipple ripple =
+      ledgerRipple(claimsOf(in), texts(in, "", "written"), ledgerOf(in, "before"),
+                   ledgerOf(in, "after"), after_read);
+  return pretty(
+      {{"recut", ripple.recut},
+       {"pools", Json(std::vector<std::string>(ripple.pools.begin(), ripple.pools.end()))}});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -783,9 +781,12 @@ std::string admissionPoolCase(const Json& in) {
 
 std::string_view knowledgeName(LedgerKnowledge knowledge) {
   switch (knowledge) {
-  case LedgerKnowledge::HasLedger: return "HasLedger";
-  case LedgerKnowledge::NoLedger: return "NoLedger";
-  case LedgerKnowledge::Unknown: return "Unknown";
+    case LedgerKnowledge::HasLedger:
+      return "HasLedger";
+    case LedgerKnowledge::NoLedger:
+      return "NoLedger";
+    case LedgerKnowledge::Unknown:
+      return "Unknown";
   }
   return "?";
 }
@@ -807,16 +808,16 @@ std::string admissionBindingCase(const Json& in) {
       request.pool = decoded(*pool, "pool", api::poolFromJson);
     }
   }
-  request.backend =
-      text(in, "", "backend",
-           request.pool && request.pool->spec.backends.size() == 1
-               ? request.pool->spec.backends.front()
-               : std::string());
+  request.backend = text(in, "", "backend",
+                         request.pool && request.pool->spec.backends.size() == 1
+                             ? request.pool->spec.backends.front()
+                             : std::string());
   const Json siblings = list(in, "", "siblings");
   for (std::size_t i = 0; i < siblings.size(); ++i) {
     const std::string where = "siblings[" + std::to_string(i) + "]";
     onlyKeys(siblings[i], where, {"binding", "domain"});
-    auto [namespace_name, name] = namespacedName(text(siblings[i], where, "binding"), at(where, "binding"));
+    auto [namespace_name, name] =
+        namespacedName(text(siblings[i], where, "binding"), at(where, "binding"));
     request.siblings.push_back({namespace_name, name, text(siblings[i], where, "domain")});
   }
   const bool from_pool = text(in, "", "ledger") == "FromPool";
@@ -858,8 +859,7 @@ std::string admissionBackendCase(const Json& in) {
     }
     request.old = *old;
   }
-  request.settings_image =
-      text(in, "", "settingsImage", std::string(api::kDefaultBackendImage));
+  request.settings_image = text(in, "", "settingsImage", std::string(api::kDefaultBackendImage));
   return pretty(verdictJson(admitBackend(request), api::kKindBackend,
                             stringAt(*backend, {"metadata", "name"})));
 }
@@ -1053,9 +1053,12 @@ std::string poolPlanCase(const Json& in) {
 
 std::string nextName(BackendNext next) {
   switch (next) {
-  case BackendNext::Done: return "Done";
-  case BackendNext::Resync: return "Resync";
-  case BackendNext::TeardownPoll: return "TeardownPoll";
+    case BackendNext::Done:
+      return "Done";
+    case BackendNext::Resync:
+      return "Resync";
+    case BackendNext::TeardownPoll:
+      return "TeardownPoll";
   }
   return "?";
 }
@@ -1090,7 +1093,8 @@ std::string externalPlan(const Json& in, const api::KVCacheBackend& backend) {
   out["addFinalizer"] = plan.add_finalizer;
   out["status"] = plan.status ? api::backendStatusToJson(plan.status->status) : Json();
   out["release"] = plan.release;
-  out["next"] = plan.status ? Json("planned again after the status write") : Json(nextName(plan.next));
+  out["next"] =
+      plan.status ? Json("planned again after the status write") : Json(nextName(plan.next));
   return pretty(out);
 }
 
@@ -1121,8 +1125,7 @@ std::string managedPlan(const Json& in, const api::KVCacheBackend& backend) {
     seen.handover = HandoverBaseline{*holder};
   }
   // The observer reads the master exactly when something could answer.
-  const bool readable =
-      managedMasterReadable(backend, seen.inputs, seen.store.leader_deployment);
+  const bool readable = managedMasterReadable(backend, seen.inputs, seen.store.leader_deployment);
   if ((field(in, "reading") != nullptr) != readable) {
     bad("reading", readable ? "is required: an image resolves or the leader Deployment exists, "
                               "so the master is read"
@@ -1134,8 +1137,7 @@ std::string managedPlan(const Json& in, const api::KVCacheBackend& backend) {
     seen.reading = backendReading(reading_in, backend);
     if (field(reading_in, "adminAddress") == nullptr) {
       seen.reading.admin_address = api::endpointAddress(
-          managedEndpoints(backend.metadata.name, seen.inputs.namespace_name),
-          api::kEndpointAdmin);
+          managedEndpoints(backend.metadata.name, seen.inputs.namespace_name), api::kEndpointAdmin);
     }
   }
   if (const Json* converged = field(in, "converged"); converged != nullptr) {
@@ -1178,8 +1180,8 @@ std::string managedPlan(const Json& in, const api::KVCacheBackend& backend) {
   out["tierNotEmptyEvent"] =
       plan.status && plan.status->tier_not_empty ? Json(*plan.status->tier_not_empty) : Json();
   out["failure"] = failureJson(plan.failure);
-  out["next"] = plan.converges() ? Json("planned again after the converge")
-                                 : Json(nextName(plan.next));
+  out["next"] =
+      plan.converges() ? Json("planned again after the converge") : Json(nextName(plan.next));
   return pretty(out);
 }
 
@@ -1191,9 +1193,12 @@ std::string backendPlanCase(const Json& in) {
 // The resource a child of the store is deleted through, by its kind.
 std::string resourceOfKind(const std::string& kind, const std::string& where) {
   static const std::map<std::string, std::string> kResources = {
-      {"Deployment", "deployments"},   {"DaemonSet", "daemonsets"},
-      {"Service", "services"},         {"RoleBinding", "rolebindings"},
-      {"Role", "roles"},               {"ServiceAccount", "serviceaccounts"},
+      {"Deployment", "deployments"},
+      {"DaemonSet", "daemonsets"},
+      {"Service", "services"},
+      {"RoleBinding", "rolebindings"},
+      {"Role", "roles"},
+      {"ServiceAccount", "serviceaccounts"},
       {"ConfigMap", "configmaps"}};
   auto it = kResources.find(kind);
   if (it == kResources.end()) {
@@ -1276,13 +1281,18 @@ std::string teardownPlanCase(const Json& in) {
 
 const std::map<std::string, std::function<std::string(const Json&)>>& areas() {
   static const std::map<std::string, std::function<std::string(const Json&)>> kAreas = {
-      {"binding-status", bindingStatusCase},   {"pool-status", poolStatusCase},
-      {"backend-status", backendStatusCase},   {"ledger-plan", ledgerPlanCase},
-      {"admission-pool", admissionPoolCase},   {"admission-binding", admissionBindingCase},
+      {"binding-status", bindingStatusCase},
+      {"pool-status", poolStatusCase},
+      {"backend-status", backendStatusCase},
+      {"ledger-plan", ledgerPlanCase},
+      {"admission-pool", admissionPoolCase},
+      {"admission-binding", admissionBindingCase},
       {"admission-backend", admissionBackendCase},
       {"managed-backend-status", managedBackendStatusCase},
-      {"ledger-ripple", ledgerRippleCase},     {"tenant-policy", tenantPolicyCase},
-      {"pool-plan", poolPlanCase},             {"backend-plan", backendPlanCase},
+      {"ledger-ripple", ledgerRippleCase},
+      {"tenant-policy", tenantPolicyCase},
+      {"pool-plan", poolPlanCase},
+      {"backend-plan", backendPlanCase},
       {"teardown-plan", teardownPlanCase},
   };
   return kAreas;

@@ -9,11 +9,16 @@ namespace {
 
 std::string_view typeName(policy::FieldErrorType type) {
   switch (type) {
-  case policy::FieldErrorType::Required: return "Required";
-  case policy::FieldErrorType::Invalid: return "Invalid";
-  case policy::FieldErrorType::Forbidden: return "Forbidden";
-  case policy::FieldErrorType::Duplicate: return "Duplicate";
-  case policy::FieldErrorType::NotFound: return "NotFound";
+    case policy::FieldErrorType::Required:
+      return "Required";
+    case policy::FieldErrorType::Invalid:
+      return "Invalid";
+    case policy::FieldErrorType::Forbidden:
+      return "Forbidden";
+    case policy::FieldErrorType::Duplicate:
+      return "Duplicate";
+    case policy::FieldErrorType::NotFound:
+      return "NotFound";
   }
   return "?";
 }

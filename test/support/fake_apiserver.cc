@@ -37,19 +37,32 @@ std::string percentDecode(std::string_view s) {
 
 const char* reasonPhrase(int status) {
   switch (status) {
-  case 200: return "OK";
-  case 201: return "Created";
-  case 400: return "Bad Request";
-  case 403: return "Forbidden";
-  case 404: return "Not Found";
-  case 409: return "Conflict";
-  case 410: return "Gone";
-  case 422: return "Unprocessable Entity";
-  case 429: return "Too Many Requests";
-  case 500: return "Internal Server Error";
-  case 503: return "Service Unavailable";
-  case 504: return "Gateway Timeout";
-  default: return "Status";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 400:
+      return "Bad Request";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Gone";
+    case 422:
+      return "Unprocessable Entity";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    default:
+      return "Status";
   }
 }
 
@@ -249,9 +262,8 @@ void FakeApiServer::stop() {
     asio::io_context io;
     tcp::socket poke(io);
     beast::error_code ec;
-    poke.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"),
-                               static_cast<unsigned short>(port_)),
-                 ec);
+    poke.connect(
+        tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)), ec);
   }
   impl_->accept_thread.join();
   std::list<Impl::Connection> connections;
@@ -309,7 +321,8 @@ std::string statusBody(int code, std::string_view reason, std::string_view messa
 
 FakeResourceServer::FakeResourceServer(std::string collection_path, std::string api_version,
                                        std::string kind)
-    : collection_path_(std::move(collection_path)), api_version_(std::move(api_version)),
+    : collection_path_(std::move(collection_path)),
+      api_version_(std::move(api_version)),
       kind_(std::move(kind)) {}
 
 FakeResourceServer::~FakeResourceServer() {
@@ -523,12 +536,11 @@ void FakeResourceServer::watch(const FakeRequest& request, ResponseWriter& out) 
     --fail_watches_;
     const int status = fail_watches_status_;
     lock.unlock();
-    out.respond(status,
-                statusBody(status, status == 410 ? "Expired" : "InternalError",
-                           "injected watch failure"),
-                "application/json",
-                status == 429 ? std::vector<std::string>{"Retry-After: 1"}
-                              : std::vector<std::string>{});
+    out.respond(
+        status,
+        statusBody(status, status == 410 ? "Expired" : "InternalError", "injected watch failure"),
+        "application/json",
+        status == 429 ? std::vector<std::string>{"Retry-After: 1"} : std::vector<std::string>{});
     return;
   }
   std::int64_t from = rv_;
@@ -540,11 +552,11 @@ void FakeResourceServer::watch(const FakeRequest& request, ResponseWriter& out) 
   const bool bookmarks = request.param("allowWatchBookmarks") == "true";
   out.startStream(200);
   if (from < compacted_) {
-    Json error = {{"type", "ERROR"},
-                  {"object", Json::parse(statusBody(
-                                 410, "Expired",
-                                 "too old resource version: " + std::to_string(from) + " (" +
-                                     std::to_string(compacted_) + ")"))}};
+    Json error = {
+        {"type", "ERROR"},
+        {"object", Json::parse(statusBody(410, "Expired",
+                                          "too old resource version: " + std::to_string(from) +
+                                              " (" + std::to_string(compacted_) + ")"))}};
     lock.unlock();
     out.write(error.dump() + "\n");
     out.endStream();

@@ -31,7 +31,7 @@ struct FakeRequest {
   std::string method;
   std::string target;  // path?query
   std::string path;
-  std::map<std::string, std::string> query;  // decoded
+  std::map<std::string, std::string> query;    // decoded
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
 

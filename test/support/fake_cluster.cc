@@ -55,8 +55,7 @@ void mergeIntent(Json& live, const Json& intent) {
 }
 
 bool hasFinalizers(const Json& object) {
-  const Json finalizers =
-      object.value(Json::json_pointer("/metadata/finalizers"), Json::array());
+  const Json finalizers = object.value(Json::json_pointer("/metadata/finalizers"), Json::array());
   return finalizers.is_array() && !finalizers.empty();
 }
 
@@ -126,8 +125,7 @@ struct FakeCluster::Target {
   }
 };
 
-FakeCluster::FakeCluster(const Clock& clock)
-    : clock_(clock), log_(std::make_shared<IoLog>()) {}
+FakeCluster::FakeCluster(const Clock& clock) : clock_(clock), log_(std::make_shared<IoLog>()) {}
 
 FakeCluster::~FakeCluster() = default;
 
@@ -139,8 +137,8 @@ std::string FakeCluster::objectsKey(const kube::ResourceType& resource) {
   return resource.group + "/" + resource.plural;
 }
 
-runtime::Store& FakeCluster::cache(const kube::ResourceType& resource,
-                                   std::string namespace_name, std::string selector) {
+runtime::Store& FakeCluster::cache(const kube::ResourceType& resource, std::string namespace_name,
+                                   std::string selector) {
   std::lock_guard<std::mutex> guard(mutex_);
   Mirror mirror{resource, std::move(namespace_name), std::move(selector),
                 std::make_unique<runtime::Store>()};
@@ -167,11 +165,10 @@ void FakeCluster::put(const kube::ResourceType& resource, const std::string& key
     if (!(mirror.resource == resource)) {
       continue;
     }
-    const bool matches =
-        object &&
-        (mirror.namespace_name.empty() ||
-         kube::object::namespaceName(*object) == mirror.namespace_name) &&
-        runtime::matchesSelector(*object, mirror.selector);
+    const bool matches = object &&
+                         (mirror.namespace_name.empty() ||
+                          kube::object::namespaceName(*object) == mirror.namespace_name) &&
+                         runtime::matchesSelector(*object, mirror.selector);
     if (matches) {
       mirror.store->upsert(key, *object, runtime::packObject(*object));
     } else {
@@ -403,8 +400,8 @@ void FakeCluster::serve(const Target& target, const FakeRequest& request, Respon
     return it == request.headers.end() ? std::string() : it->second;
   }();
   auto not_found = [&] {
-    out.respond(404, statusBody(404, "NotFound",
-                                resource.plural + " \"" + target.name + "\" not found"));
+    out.respond(
+        404, statusBody(404, "NotFound", resource.plural + " \"" + target.name + "\" not found"));
   };
   auto conflict = [&](const std::string& why) {
     out.respond(409, statusBody(409, "Conflict",
@@ -511,12 +508,13 @@ void FakeCluster::serve(const Target& target, const FakeRequest& request, Respon
   const Json before = it->second;
 
   if (request.method == "PUT") {
-    const std::string sent = body.value(Json::json_pointer("/metadata/resourceVersion"),
-                                        std::string());
+    const std::string sent =
+        body.value(Json::json_pointer("/metadata/resourceVersion"), std::string());
     if (!sent.empty() && sent != kube::object::resourceVersion(before)) {
       lock.unlock();
-      conflict("the object has been modified; please apply your changes to the latest version "
-               "and try again");
+      conflict(
+          "the object has been modified; please apply your changes to the latest version "
+          "and try again");
       return;
     }
     Json after = before;
@@ -552,8 +550,8 @@ void FakeCluster::serve(const Target& target, const FakeRequest& request, Respon
         after = before.patch(operations);
       } catch (const std::exception& e) {
         lock.unlock();
-        out.respond(422, statusBody(422, "Invalid", std::string("the JSON patch failed: ") +
-                                                        e.what()));
+        out.respond(422,
+                    statusBody(422, "Invalid", std::string("the JSON patch failed: ") + e.what()));
         return;
       }
     } else {

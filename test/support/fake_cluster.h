@@ -101,8 +101,7 @@ public:
 
   // The next `times` requests logged as `line` answer `status` (with a Status of `reason`)
   // without doing anything.
-  void failNext(std::string line, int status, std::string reason = "InternalError",
-                int times = 1);
+  void failNext(std::string line, int status, std::string reason = "InternalError", int times = 1);
   // Runs `action` just before the next request logged as `line` is served (a concurrent writer
   // that got there first). `action` may change objects through this cluster.
   void beforeNext(std::string line, std::function<void()> action);

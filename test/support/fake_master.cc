@@ -193,8 +193,7 @@ public:
     }
     if (state_->charged.count(tenant) > 0 && state_->charged.at(tenant) > 0) {
       return StoreError(StoreErrorKind::TenantNotEmpty,
-                        "removing the quota of reuse domain \"" + tenant +
-                            "\": TENANT_NOT_EMPTY",
+                        "removing the quota of reuse domain \"" + tenant + "\": TENANT_NOT_EMPTY",
                         409, store::kErrTenantNotEmpty);
     }
     store::TenantQuota gone = state_->entry(tenant);

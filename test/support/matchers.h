@@ -30,7 +30,10 @@ namespace kvc::testing {
 namespace internal {
 
 inline const Status& statusOf(const Status& status) { return status; }
-template <typename T> Status statusOf(const T& result) { return result.status(); }
+template <typename T>
+Status statusOf(const T& result) {
+  return result.status();
+}
 
 }  // namespace internal
 

@@ -46,9 +46,8 @@ Status addObject(const Json& object, ClusterFile& out, const std::string& where)
       return wrap(backend.status());
     }
     out.snapshot.add(std::move(backend).value());
-  } else if (kind == "ConfigMap" &&
-             object.value(Json::json_pointer("/metadata/name"), std::string()) ==
-                 api::kSettingsConfigMap) {
+  } else if (kind == "ConfigMap" && object.value(Json::json_pointer("/metadata/name"),
+                                                 std::string()) == api::kSettingsConfigMap) {
     auto settings = api::settingsFromConfigMap(object);
     if (!settings.ok()) {
       return wrap(settings.status());

@@ -32,16 +32,15 @@ Result<ClusterSource> fromCluster(const ClusterSourceOptions& options) {
   config->timeout = kLiveReadTimeout;
   KVC_ASSIGN_OR_RETURN(kube::ClientPtr client, kube::Client::create(*config));
   ClusterSource source;
-  source.view =
-      std::make_shared<webhook::LiveClusterView>(client, nullptr, nullptr, nullptr,
-                                                kLiveReadTimeout);
+  source.view = std::make_shared<webhook::LiveClusterView>(client, nullptr, nullptr, nullptr,
+                                                           kLiveReadTimeout);
   const kube::Api config_maps(client, kube::resources::configMaps(),
-                             std::string(api::kOperatorNamespace));
+                              std::string(api::kOperatorNamespace));
   auto config_map = config_maps.getOptional(api::kSettingsConfigMap);
   if (!config_map.ok()) {
     return config_map.status().withContext("reading ConfigMap " +
-                                          std::string(api::kOperatorNamespace) + "/" +
-                                          std::string(api::kSettingsConfigMap));
+                                           std::string(api::kOperatorNamespace) + "/" +
+                                           std::string(api::kSettingsConfigMap));
   }
   if (config_map->has_value()) {
     auto settings = api::settingsFromConfigMap(**config_map);
@@ -78,8 +77,9 @@ Result<ClusterSource> openClusterSource(const ClusterSourceOptions& options) {
   if (!options.kubeconfig.empty()) {
     return fromCluster(options);
   }
-  return invalidArgument("name the cluster to resolve against: --cluster FILE or --kubeconfig "
-                         "PATH");
+  return invalidArgument(
+      "name the cluster to resolve against: --cluster FILE or --kubeconfig "
+      "PATH");
 }
 
 }  // namespace kvc::cmd

@@ -27,7 +27,8 @@ Result<std::vector<DocumentOutcome>> runInjection(const std::string& manifest_pa
         }
       }
       SiteOutcome site_outcome{std::move(site), pod, {}};
-      site_outcome.decision = policy::inject(pod, site_outcome.site.namespace_name, cluster, settings);
+      site_outcome.decision =
+          policy::inject(pod, site_outcome.site.namespace_name, cluster, settings);
       if (site_outcome.decision.verdict == policy::Verdict::Injected) {
         outcome.output.at(site_outcome.site.pointer) = std::move(site_outcome.decision.object);
       }

@@ -19,17 +19,21 @@ struct TemplateKind {
 };
 
 constexpr TemplateKind kTemplateKinds[] = {
-    {"Deployment", "/spec/template"},       {"StatefulSet", "/spec/template"},
-    {"DaemonSet", "/spec/template"},        {"ReplicaSet", "/spec/template"},
-    {"ReplicationController", "/spec/template"}, {"Job", "/spec/template"},
-    {"CronJob", "/spec/jobTemplate/spec/template"}, {"PodTemplate", "/template"},
+    {"Deployment", "/spec/template"},
+    {"StatefulSet", "/spec/template"},
+    {"DaemonSet", "/spec/template"},
+    {"ReplicaSet", "/spec/template"},
+    {"ReplicationController", "/spec/template"},
+    {"Job", "/spec/template"},
+    {"CronJob", "/spec/jobTemplate/spec/template"},
+    {"PodTemplate", "/template"},
 };
 
 std::string namespaceOf(const Json& object, std::string_view fallback) {
   if (object.contains("metadata") && object["metadata"].is_object()) {
     const Json& meta = object["metadata"];
-    if (auto it = meta.find("namespace"); it != meta.end() && it->is_string() &&
-                                          !it->get<std::string>().empty()) {
+    if (auto it = meta.find("namespace");
+        it != meta.end() && it->is_string() && !it->get<std::string>().empty()) {
       return it->get<std::string>();
     }
   }
@@ -78,7 +82,8 @@ Status addSites(const Json& object, const Json::json_pointer& at, std::string_vi
     if (!object.at(pointer).is_object()) {
       return invalidArgument(std::string(workload.pointer).substr(1) + " must be an object");
     }
-    sites.push_back({at / pointer, namespace_name, api::describeObject(object) + " (pod template)"});
+    sites.push_back(
+        {at / pointer, namespace_name, api::describeObject(object) + " (pod template)"});
     return okStatus();
   }
   return okStatus();

@@ -12,8 +12,8 @@ Result<Clock::Duration> parseDuration(std::string_view text, std::string_view fl
                            "\" is not a duration (e.g. 15s, 500ms, 2m)");
   };
   std::size_t unit = 0;
-  while (unit < text.size() && (std::isdigit(static_cast<unsigned char>(text[unit])) ||
-                                text[unit] == '.')) {
+  while (unit < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[unit])) || text[unit] == '.')) {
     ++unit;
   }
   if (unit == 0) {

@@ -1,7 +1,7 @@
 #include "internal/webhook_runner.h"
 
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include "kvc/api/indexes.h"
 #include "kvc/api/settings.h"
@@ -19,11 +19,13 @@ constexpr std::chrono::milliseconds kLiveReadTimeout{2000};
 }  // namespace
 
 void addWebhookOptions(CLI::App& command, WebhookOptions& options) {
-  command.add_option("--webhook-address", options.address,
-                     "Address the admission webhooks' HTTPS server listens on")
+  command
+      .add_option("--webhook-address", options.address,
+                  "Address the admission webhooks' HTTPS server listens on")
       ->capture_default_str();
-  command.add_option("--webhook-port", options.port,
-                     "Port of the admission webhooks' HTTPS server (0 disables the webhooks)")
+  command
+      .add_option("--webhook-port", options.port,
+                  "Port of the admission webhooks' HTTPS server (0 disables the webhooks)")
       ->capture_default_str();
   command.add_option("--tls-cert-file", options.cert_file,
                      "Serving certificate of the webhooks (PEM), re-read when it changes; "
@@ -40,9 +42,10 @@ void addWebhookOptions(CLI::App& command, WebhookOptions& options) {
   command.add_option("--webhook-service", options.service,
                      "Self-managed certificate: the Service the API server calls the webhooks "
                      "through (the certificate names <service>.<namespace>.svc)");
-  command.add_option("--webhook-configurations", options.configurations,
-                     "Self-managed certificate: the Mutating/ValidatingWebhookConfigurations "
-                     "whose caBundle the operator keeps (comma-separated)")
+  command
+      .add_option("--webhook-configurations", options.configurations,
+                  "Self-managed certificate: the Mutating/ValidatingWebhookConfigurations "
+                  "whose caBundle the operator keeps (comma-separated)")
       ->delimiter(',');
   command.add_option("--cert-dir", options.cert_dir,
                      "Self-managed certificate: the directory the serving certificate is written "
@@ -52,13 +55,15 @@ void addWebhookOptions(CLI::App& command, WebhookOptions& options) {
 Status validateCertificateOptions(const WebhookOptions& options) {
   const bool managed = !options.cert_secret.empty();
   if (managed && !options.cert_file.empty()) {
-    return invalidArgument("--webhook-cert-secret and --tls-cert-file exclude each other: the "
-                           "operator either keeps its own certificate or reads yours");
+    return invalidArgument(
+        "--webhook-cert-secret and --tls-cert-file exclude each other: the "
+        "operator either keeps its own certificate or reads yours");
   }
-  if (!managed && (!options.service.empty() || !options.configurations.empty() ||
-                   !options.cert_dir.empty())) {
-    return invalidArgument("--webhook-service, --webhook-configurations and --cert-dir belong "
-                           "to --webhook-cert-secret, which is not set");
+  if (!managed &&
+      (!options.service.empty() || !options.configurations.empty() || !options.cert_dir.empty())) {
+    return invalidArgument(
+        "--webhook-service, --webhook-configurations and --cert-dir belong "
+        "to --webhook-cert-secret, which is not set");
   }
   if (managed && (options.service.empty() || options.cert_dir.empty())) {
     return invalidArgument("--webhook-cert-secret needs --webhook-service and --cert-dir");
@@ -92,8 +97,7 @@ Result<std::unique_ptr<WebhookRunner>> WebhookRunner::create(runtime::Manager& m
   runtime::InformerOptions backends;
   backends.resource = kube::resources::kvCacheBackends();
   KVC_ASSIGN_OR_RETURN(runner->backends_, manager.informerFor(backends));
-  KVC_ASSIGN_OR_RETURN(runner->settings_,
-                       manager.informerFor(runtime::settingsInformerOptions()));
+  KVC_ASSIGN_OR_RETURN(runner->settings_, manager.informerFor(runtime::settingsInformerOptions()));
 
   runner->view_ = std::make_shared<webhook::LiveClusterView>(
       manager.client(), &runner->bindings_->cache(), &runner->pools_->cache(),
@@ -107,8 +111,9 @@ WebhookRunner::~WebhookRunner() { stop(); }
 
 Status WebhookRunner::start() {
   if (options_.port == 0) {
-    spdlog::info("admission webhooks disabled (no --tls-cert-file/--tls-key-file, or "
-                 "--webhook-port 0)");
+    spdlog::info(
+        "admission webhooks disabled (no --tls-cert-file/--tls-key-file, or "
+        "--webhook-port 0)");
     return okStatus();
   }
   auto observers = std::make_shared<webhook::ObserverList>();

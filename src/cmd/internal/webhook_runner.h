@@ -13,10 +13,10 @@
 #include "kvc/runtime/events.h"
 #include "kvc/runtime/informer.h"
 #include "kvc/runtime/manager.h"
+#include "kvc/runtime/settings_cache.h"
 #include "kvc/webhook/injection_events.h"
 #include "kvc/webhook/live_cluster_view.h"
 #include "kvc/webhook/server.h"
-#include "kvc/runtime/settings_cache.h"
 
 namespace CLI {
 class App;

@@ -61,9 +61,10 @@ Result<runtime::Action> BackendTeardown::reconcile(const Json& object,
 
 // ---- observe ----------------------------------------------------------------------------------
 
-Result<policy::TeardownObservation> BackendTeardown::observe(
-    const Json& object, const api::KVCacheBackend& backend, const std::set<std::string>& gone,
-    std::stop_token stop) const {
+Result<policy::TeardownObservation> BackendTeardown::observe(const Json& object,
+                                                             const api::KVCacheBackend& backend,
+                                                             const std::set<std::string>& gone,
+                                                             std::stop_token stop) const {
   policy::TeardownObservation seen;
   seen.now = kube::formatTime(config_.clock->wallNow());
   seen.backend = backend;
@@ -105,8 +106,7 @@ Status BackendTeardown::observeChildren(const Json& object, policy::TeardownObse
         continue;
       }
       const auto since = secondsBetween(
-          child.value(Json::json_pointer("/metadata/deletionTimestamp"), std::string()),
-          seen.now);
+          child.value(Json::json_pointer("/metadata/deletionTimestamp"), std::string()), seen.now);
       seen.children.push_back({kind.plural, std::move(child), since});
     }
   }
@@ -139,9 +139,9 @@ Status BackendTeardown::observeTiers(policy::TeardownObservation& seen,
     if (!nodes.ok()) {
       return nodes.error().status();
     }
-    seen.tiers.push_back({index, std::move(nodes->items),
-                          storePods(config_, backend.metadata.name,
-                                    policy::tierCleanupComponent(index))});
+    seen.tiers.push_back(
+        {index, std::move(nodes->items),
+         storePods(config_, backend.metadata.name, policy::tierCleanupComponent(index))});
   }
   if (seen.tiers.empty()) {
     return okStatus();
@@ -170,14 +170,13 @@ Status BackendTeardown::act(const Json& object, const policy::TeardownPlan& plan
   }
   if (config_.events != nullptr) {
     for (const std::string& message : plan.workload_not_terminated) {
-      config_.events->event(object, runtime::EventType::Warning,
-                            bc::kEventWorkloadNotTerminated, "Delete", message);
+      config_.events->event(object, runtime::EventType::Warning, bc::kEventWorkloadNotTerminated,
+                            "Delete", message);
     }
   }
   // b.
   if (plan.delete_lease) {
-    const kube::Api leases(config_.client, kube::resources::leases(),
-                           config_.operator_namespace);
+    const kube::Api leases(config_.client, kube::resources::leases(), config_.operator_namespace);
     auto removed = leases.remove(policy::leaderName(b), {}, stop);
     if (!removed.ok() && removed.error().reason() != kube::ErrorReason::NotFound) {
       return removed.error().status();
@@ -201,9 +200,8 @@ Status BackendTeardown::createCleaners(const Json& object, const policy::Teardow
     Json intent = cleaner.pod;
     intent["metadata"]["ownerReferences"] = Json::array({runtime::controllerReferenceTo(object)});
     intent["metadata"]["annotations"][std::string(runtime::kOwnershipNoteAnnotation)] =
-        runtime::formatOwnershipNote({std::string(api::kKindBackend),
-                                      kube::object::name(object), "tier-cleanup",
-                                      cleaner.group});
+        runtime::formatOwnershipNote({std::string(api::kKindBackend), kube::object::name(object),
+                                      "tier-cleanup", cleaner.group});
     auto created = pods.create(intent, {}, stop);
     if (!created.ok() && created.error().reason() != kube::ErrorReason::AlreadyExists) {
       return created.error().status();
@@ -240,8 +238,7 @@ Status BackendTeardown::writeStatus(const policy::TeardownPlan& plan,
           return api::backendStatusToJson(plan.status->status);
         }
         KVC_ASSIGN_OR_RETURN(api::KVCacheBackend fresh, api::backendFromJson(current));
-        return api::backendStatusToJson(
-            policy::teardownStatusFor(seen, *plan.where, fresh).status);
+        return api::backendStatusToJson(policy::teardownStatusFor(seen, *plan.where, fresh).status);
       },
       stop);
   return written.ok() ? okStatus() : written.status();

@@ -3,7 +3,8 @@
 // ModelDeployment's Binding resolves through (policy::resolveBinding), the same function Pod
 // injection calls. A key the cache does not hold does not exist: the controllers start only once
 // their caches have synced, and an object that arrives later triggers a pass of its own (the
-// watches of each controller's setupWithManager). An object that does not decode is an error, never "does not exist".
+// watches of each controller's setupWithManager). An object that does not decode is an error, never
+// "does not exist".
 
 #include "kvc/policy/inject/cluster_view.h"
 #include "kvc/runtime/store.h"

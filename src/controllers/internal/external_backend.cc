@@ -54,8 +54,7 @@ Result<std::optional<runtime::Action>> ExternalBackend::act(
   const std::string& name = seen.backend.metadata.name;
   const kube::Api backends(config_.client, kube::resources::kvCacheBackends());
   if (plan.add_finalizer) {
-    KVC_RETURN_IF_ERROR(
-        runtime::addFinalizer(backends, object, api::backend::kFinalizer, stop));
+    KVC_RETURN_IF_ERROR(runtime::addFinalizer(backends, object, api::backend::kFinalizer, stop));
   }
   if (plan.status) {
     KVC_RETURN_IF_ERROR(writeStatus(plan, seen, stop));

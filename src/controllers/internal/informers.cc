@@ -17,8 +17,7 @@ void indexOnce(runtime::Informer& informer, const char* name, runtime::IndexFunc
 }  // namespace
 
 Result<runtime::InformerPtr> Informers::informer(const kube::ResourceType& resource,
-                                                 std::string namespace_name,
-                                                 std::string selector,
+                                                 std::string namespace_name, std::string selector,
                                                  runtime::Transform transform) {
   runtime::InformerOptions options;
   options.resource = resource;
@@ -40,26 +39,26 @@ Result<runtime::InformerPtr> Informers::pools() {
 }
 
 Result<runtime::InformerPtr> Informers::bindings() {
-  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr bindings,
-                       informer(kube::resources::kvCachePoolBindings(), setup_.watch_namespace,
-                                setup_.selector));
+  KVC_ASSIGN_OR_RETURN(
+      runtime::InformerPtr bindings,
+      informer(kube::resources::kvCachePoolBindings(), setup_.watch_namespace, setup_.selector));
   indexOnce(*bindings, kBindingsByPool, &bindingPool);
   indexOnce(*bindings, kBindingsByDomain, &bindingDomain);
   return bindings;
 }
 
 Result<runtime::InformerPtr> Informers::modelDeployments() {
-  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr deployments,
-                       informer(kube::resources::modelDeployments(), setup_.watch_namespace,
-                                setup_.selector));
+  KVC_ASSIGN_OR_RETURN(
+      runtime::InformerPtr deployments,
+      informer(kube::resources::modelDeployments(), setup_.watch_namespace, setup_.selector));
   indexOnce(*deployments, kModelDeploymentsByBinding, &modelDeploymentBinding);
   return deployments;
 }
 
 Result<runtime::InformerPtr> Informers::heldPods() {
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr pods,
-                       informer(kube::resources::pods(), setup_.watch_namespace,
-                                heldPodSelector(), heldPodProjection()));
+                       informer(kube::resources::pods(), setup_.watch_namespace, heldPodSelector(),
+                                heldPodProjection()));
   indexOnce(*pods, kPodsByBinding, &podBinding);
   return pods;
 }
@@ -82,8 +81,7 @@ Result<runtime::InformerPtr> Informers::leases() {
 }
 
 Result<runtime::InformerPtr> Informers::roleWorkloads() {
-  return informer(kube::resources::deployments(), setup_.watch_namespace,
-                  roleWorkloadSelector());
+  return informer(kube::resources::deployments(), setup_.watch_namespace, roleWorkloadSelector());
 }
 
 Result<runtime::InformerPtr> Informers::roleServices() {

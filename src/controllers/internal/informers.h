@@ -21,16 +21,17 @@ public:
 
   // Our kinds, filtered by setup.selector (Bindings and ModelDeployments also by namespace).
   Result<runtime::InformerPtr> backends();
-  Result<runtime::InformerPtr> pools();               // indexed kPoolsByBackend
-  Result<runtime::InformerPtr> bindings();            // indexed kBindingsByPool, kBindingsByDomain
-  Result<runtime::InformerPtr> modelDeployments();    // indexed kModelDeploymentsByBinding
+  Result<runtime::InformerPtr> pools();             // indexed kPoolsByBackend
+  Result<runtime::InformerPtr> bindings();          // indexed kBindingsByPool, kBindingsByDomain
+  Result<runtime::InformerPtr> modelDeployments();  // indexed kModelDeploymentsByBinding
   // The labelled Pods that hold Bindings (heldPodProjection), indexed kPodsByBinding.
   Result<runtime::InformerPtr> heldPods();
   // The tenant-quota policy ConfigMaps of the operator namespace.
   Result<runtime::InformerPtr> tenantPolicies();
   // The Settings ConfigMap.
   Result<runtime::InformerPtr> settings();
-  // The managed store's objects of one kind in the operator namespace (store_objects.h: kStoreSelector).
+  // The managed store's objects of one kind in the operator namespace (store_objects.h:
+  // kStoreSelector).
   Result<runtime::InformerPtr> storeObjects(const kube::ResourceType& resource);
   // Every Lease of the operator namespace (the store leaders').
   Result<runtime::InformerPtr> leases();

@@ -30,8 +30,8 @@ policy::LeaseObservation observeLease(const BackendControllerConfig& config,
   const std::string lease_name = policy::leaderName(backend);
   Json lease;
   if (config.leases != nullptr) {
-    if (runtime::ObjectPtr cached = config.leases->get(config.operator_namespace + "/" +
-                                                       lease_name)) {
+    if (runtime::ObjectPtr cached =
+            config.leases->get(config.operator_namespace + "/" + lease_name)) {
       lease = *cached;
     }
   } else {
@@ -199,8 +199,8 @@ Result<runtime::Action> ManagedBackend::act(const Json& object,
                                             std::stop_token stop) {
   KVC_RETURN_IF_ERROR(addFinalizer(object, plan, stop));
   if (plan.render_failed && config_.events != nullptr) {
-    config_.events->event(object, runtime::EventType::Warning, policy::kEventRenderFailed,
-                          "Apply", *plan.render_failed);
+    config_.events->event(object, runtime::EventType::Warning, policy::kEventRenderFailed, "Apply",
+                          *plan.render_failed);
   }
   noteHandover(object, plan);
   KVC_RETURN_IF_ERROR(writeStatus(object, plan, seen, stop));

@@ -55,8 +55,7 @@ public:
                                     const std::set<std::string>& gone, std::stop_token stop);
 
 private:
-  policy::ManagedBackendObservation observe(const Json& object,
-                                            const api::KVCacheBackend& backend,
+  policy::ManagedBackendObservation observe(const Json& object, const api::KVCacheBackend& backend,
                                             const std::set<std::string>& gone,
                                             std::stop_token stop);
   // What the workloads and the Lease say.
@@ -69,13 +68,11 @@ private:
   // The report stage's plan carried out: the finalizer (when no converge added it), the Events,
   // the status, the outcome.
   Result<runtime::Action> act(const Json& object, const policy::ManagedBackendPlan& plan,
-                              const policy::ManagedBackendObservation& seen,
-                              std::stop_token stop);
+                              const policy::ManagedBackendObservation& seen, std::stop_token stop);
   Status addFinalizer(const Json& object, const policy::ManagedBackendPlan& plan,
                       std::stop_token stop);
   // 2, stopping at the first failure, which is returned.
-  Status converge(const Json& object, const policy::ManagedBackendPlan& plan,
-                  std::stop_token stop);
+  Status converge(const Json& object, const policy::ManagedBackendPlan& plan, std::stop_token stop);
   Status replaceRoleBindings(const Json& object, const policy::ManagedBackendPlan& plan,
                              std::stop_token stop);
   Status applyStore(const Json& object, const std::vector<policy::RenderedObject>& rendered,

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kvc/policy/store/backend_status.h"
 #include "kvc/policy/quota/master_reading.h"
 #include "kvc/policy/quota/quota_ledger.h"
+#include "kvc/policy/store/backend_status.h"
 #include "kvc/store/admin_client.h"
 
 namespace kvc::controllers::internal {

@@ -5,14 +5,10 @@
 #include "kvc/kube/time.h"
 
 namespace kvc::controllers::internal {
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 std::string instanceSelector(const std::string& backend) {
-  return std::string(kStoreSelector) + "," +
-         std::string(kInstanceLabel) + "=" + backend;
+  return std::string(kStoreSelector) + "," + std::string(kInstanceLabel) + "=" + backend;
 }
 
 const runtime::Cache* childCache(const BackendControllerConfig& config,
@@ -63,12 +59,12 @@ std::optional<std::int64_t> secondsBetween(const std::string& from, const std::s
 
 runtime::Action actionFor(policy::BackendNext next, const BackendControllerConfig& config) {
   switch (next) {
-  case policy::BackendNext::Done:
-    return runtime::Action::done();
-  case policy::BackendNext::TeardownPoll:
-    return runtime::Action::requeueAfter(config.teardown_poll);
-  case policy::BackendNext::Resync:
-    break;
+    case policy::BackendNext::Done:
+      return runtime::Action::done();
+    case policy::BackendNext::TeardownPoll:
+      return runtime::Action::requeueAfter(config.teardown_poll);
+    case policy::BackendNext::Resync:
+      break;
   }
   return runtime::Action::requeueAfter(config.resync);
 }

@@ -14,8 +14,8 @@
 #include "kvc/api/settings.h"
 #include "kvc/common/quantity.h"
 #include "kvc/policy/admission/kube_syntax.h"
-#include "kvc/policy/store/store_workload.h"
 #include "kvc/policy/base/text.h"
+#include "kvc/policy/store/store_workload.h"
 
 namespace kvc::policy {
 namespace {
@@ -105,11 +105,11 @@ const ReservationTable& leaderArgs() {
     forbidden({"etcd_endpoints"},
               "only the etcd HA backend reads it, and that backend is not built into the image");
     forbidden({"memory_allocator"}, "another allocator silently turns snapshot generation off");
-    forbidden({"snapshot_backup_dir", "snapshot_payload_store_type",
-               "snapshot_payload_backend_type", "snapshot_catalog_store_type",
-               "snapshot_catalog_backend_type", "snapshot_catalog_store_connstring",
-               "snapshot_catalog_backend_connstring"},
-              kSnapshotReason);
+    forbidden(
+        {"snapshot_backup_dir", "snapshot_payload_store_type", "snapshot_payload_backend_type",
+         "snapshot_catalog_store_type", "snapshot_catalog_backend_type",
+         "snapshot_catalog_store_connstring", "snapshot_catalog_backend_connstring"},
+        kSnapshotReason);
     return t;
   }();
   return kTable;
@@ -167,9 +167,9 @@ const ReservationTable& memberEnv() {
       t[name] = {Reserved::Derived,
                  "the group's localDisks (the bucket limits are operator constants)"};
     }
-    for (std::string_view name : {"AMD_VISIBLE_DEVICES", "CAMBRICON_VISIBLE_DEVICES",
-                                  "IX_VISIBLE_DEVICES", "MTHREADS_VISIBLE_DEVICES",
-                                  "NVIDIA_VISIBLE_DEVICES"}) {
+    for (std::string_view name :
+         {"AMD_VISIBLE_DEVICES", "CAMBRICON_VISIBLE_DEVICES", "IX_VISIBLE_DEVICES",
+          "MTHREADS_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"}) {
       t[name] = {Reserved::Derived, "the group's medium (a DRAM member sees no accelerator)"};
     }
     return t;
@@ -233,7 +233,8 @@ const Json& rawAt(const Json& root, std::string_view pointer) {
   std::size_t start = 1;
   while (start <= pointer.size() && !pointer.empty()) {
     const std::size_t slash = pointer.find('/', start);
-    const std::string step(pointer.substr(start, slash == std::string_view::npos ? slash : slash - start));
+    const std::string step(
+        pointer.substr(start, slash == std::string_view::npos ? slash : slash - start));
     if (at->is_object()) {
       auto it = at->find(step);
       if (it == at->end()) {
@@ -315,8 +316,12 @@ class Judge {
 public:
   Judge(const api::KVCacheBackend& backend, const Json& spec, const api::KVCacheBackend* old,
         const Json* old_spec, std::string settings_image, std::set<std::string> reported)
-      : backend_(backend), spec_(spec), old_(old), old_spec_(old_spec),
-        settings_image_(std::move(settings_image)), reported_(std::move(reported)) {}
+      : backend_(backend),
+        spec_(spec),
+        old_(old),
+        old_spec_(old_spec),
+        settings_image_(std::move(settings_image)),
+        reported_(std::move(reported)) {}
 
   AdmissionVerdict run() && {
     image();
@@ -346,15 +351,11 @@ private:
   }
   bool oldManaged() const { return old_ != nullptr && old_->spec.managed; }
   // Group i did not run before this request: judged as created.
-  bool newGroup(std::size_t i) const {
-    return !oldManaged() || i >= old_->spec.members.size();
-  }
+  bool newGroup(std::size_t i) const { return !oldManaged() || i >= old_->spec.members.size(); }
   bool groupChanged(std::size_t i, std::string_view field) const {
     return newGroup(i) || changed(pointer(kMembersAt, i, field));
   }
-  bool electionChanged() const {
-    return changed(std::string(kLeaderAt) + "/electionBackend");
-  }
+  bool electionChanged() const { return changed(std::string(kLeaderAt) + "/electionBackend"); }
 
   // -- spec.image, members[].image, the fallback ---------------------------------------------
 
@@ -386,8 +387,7 @@ private:
       refuse(FieldErrorType::Required, "spec.image", std::nullopt,
              "this managed backend names no store image, and the Setting " +
                  std::string(api::kSettingBackendImage) + " in ConfigMap " +
-                 std::string(api::kOperatorNamespace) + "/" +
-                 std::string(api::kSettingsConfigMap) +
+                 std::string(api::kOperatorNamespace) + "/" + std::string(api::kSettingsConfigMap) +
                  " is empty, so the leader (and every group without its own image) would have "
                  "none; set spec.image, or set the Setting");
     }
@@ -440,7 +440,8 @@ private:
     if (managed == external) {
       refuse(FieldErrorType::Invalid, std::string(kConnection), std::nullopt,
              "exactly one of spec.connection.managed and spec.connection.external must be set, "
-             "but " + std::string(managed ? "both are" : "neither is") +
+             "but " +
+                 std::string(managed ? "both are" : "neither is") +
                  ": managed when the operator runs the store, external when it only reaches one "
                  "somebody else runs");
     } else if (!create() && old_->spec.managed != old_->spec.external) {
@@ -477,7 +478,7 @@ private:
       std::vector<std::string> pools;
       for (const api::ObjectReference& user : old_->status.used_by) {
         pools.push_back(user.kind == api::kKindPool || user.kind.empty() ? inQuotes(user.name)
-                                                                          : user.display());
+                                                                         : user.display());
       }
       refuse(FieldErrorType::Forbidden, std::string(kLeader) + ".multiTenancy", std::nullopt,
              "cannot be turned off while " +
@@ -508,11 +509,9 @@ private:
       const std::string& entry = entries[i];
       const std::size_t dashes = entry.rfind("--", 0) == 0 ? 2 : entry.rfind('-', 0) == 0 ? 1 : 0;
       const std::size_t equals = entry.find('=');
-      const std::string key = entry.substr(dashes, equals == std::string::npos
-                                                       ? std::string::npos
-                                                       : equals - dashes);
-      const bool well_formed = dashes > 0 && !key.empty() && key.front() != '-' &&
-                               !hasSpace(key) &&
+      const std::string key =
+          entry.substr(dashes, equals == std::string::npos ? std::string::npos : equals - dashes);
+      const bool well_formed = dashes > 0 && !key.empty() && key.front() != '-' && !hasSpace(key) &&
                                (!needs_value || equals != std::string::npos);
       if (!well_formed) {
         refuse(FieldErrorType::Invalid, indexed(field, i), entry,
@@ -579,8 +578,8 @@ private:
         continue;
       }
       const std::size_t room = 63 - (names.back().first.size() - b.size());
-      const bool spelled = !b.empty() && b.front() >= 'a' && b.front() <= 'z' &&
-                           b.find('.') == std::string::npos;
+      const bool spelled =
+          !b.empty() && b.front() >= 'a' && b.front() <= 'z' && b.find('.') == std::string::npos;
       refuse(FieldErrorType::Invalid, "metadata.name", b,
              "the rendered name " + inQuotes(name) + " (" + what +
                  ") must be a DNS-1035 label: at most 63 characters of lowercase letters, "
@@ -646,7 +645,8 @@ private:
     if (with_tier.size() > 1 && (!oldManaged() || with_tier != old_with_tier)) {
       refuse(FieldErrorType::Invalid, std::string(kMembers), std::nullopt,
              "at most one member group may declare localDisks (status.capacity reports one "
-             "tier), but groups " + api::nameList(with_tier) +
+             "tier), but groups " +
+                 api::nameList(with_tier) +
                  " do; keep the tier in one group, or create another backend for the other");
     }
   }
@@ -654,8 +654,7 @@ private:
   void group(std::size_t i, bool moved) {
     const api::MemberGroup& g = backend_.spec.members[i];
     const std::string field = indexed(kMembers, i);
-    const api::MemberGroup* before =
-        newGroup(i) || moved ? nullptr : &old_->spec.members[i];
+    const api::MemberGroup* before = newGroup(i) || moved ? nullptr : &old_->spec.members[i];
     if (before != nullptr && before->medium != g.medium) {
       refuse(FieldErrorType::Forbidden, field + ".medium", std::nullopt,
              "the medium of a running group is immutable (" + before->medium + " -> " + g.medium +
@@ -665,7 +664,8 @@ private:
     if (groupChanged(i, "nodeSelector")) {
       nodeSelectorRules(field + ".nodeSelector", g.node_selector);
     }
-    if (groupChanged(i, "capacityPerMember") && reported_.count(field + ".capacityPerMember") == 0) {
+    if (groupChanged(i, "capacityPerMember") &&
+        reported_.count(field + ".capacityPerMember") == 0) {
       if (g.capacity_per_member.empty()) {
         refuse(FieldErrorType::Required, field + ".capacityPerMember", std::nullopt,
                "state the bytes each member contributes, e.g. 8Gi");
@@ -688,8 +688,7 @@ private:
                 memberArgs(), true);
     }
     if (groupChanged(i, "extraEnv") || electionChanged()) {
-      envRules(field + ".extraEnv", indexed("members", i) + ".extraEnv", g.extra_env,
-               memberEnv());
+      envRules(field + ".extraEnv", indexed("members", i) + ".extraEnv", g.extra_env, memberEnv());
     }
     if (groupChanged(i, "runtimeClassName") && g.runtime_class_name &&
         !isDns1123Subdomain(*g.runtime_class_name)) {
@@ -851,11 +850,11 @@ private:
              "second backend selecting the nodes that carry the disk)");
     } else if (before->local_disk && !g.local_disk) {
       refuse(FieldErrorType::Forbidden, field, std::nullopt,
-             "a running member group cannot drop its local disk tier (" +
-                 before->local_disk->path +
+             "a running member group cannot drop its local disk tier (" + before->local_disk->path +
                  "): its members would have to restart to unmount it; remove the group if it is "
                  "the last, or delete the backend");
-    } else if (before->local_disk && g.local_disk && before->local_disk->path != g.local_disk->path) {
+    } else if (before->local_disk && g.local_disk &&
+               before->local_disk->path != g.local_disk->path) {
       refuse(FieldErrorType::Forbidden, field + "[0].path", std::nullopt,
              "the tier directory of a running group cannot move (" + before->local_disk->path +
                  " -> " + g.local_disk->path +
@@ -903,8 +902,9 @@ private:
     const std::string prefix = path.back() == '/' ? path : path + "/";
     if (path == kInfiniband || path.rfind(std::string(kInfiniband) + "/", 0) == 0 ||
         (std::string(kInfiniband) + "/").rfind(prefix, 0) == 0) {
-      return invalid("must not equal, lie inside or contain /dev/infiniband (the RDMA "
-                     "devices); choose a directory elsewhere, e.g. /var/lib/kvcache");
+      return invalid(
+          "must not equal, lie inside or contain /dev/infiniband (the RDMA "
+          "devices); choose a directory elsewhere, e.g. /var/lib/kvcache");
     }
   }
 
@@ -922,8 +922,8 @@ private:
     }
     const std::string where = at + ".eviction.watermark";
     bool both = true;
-    for (auto [key, value] : {std::pair{"high", disk.watermark_high},
-                              std::pair{"low", disk.watermark_low}}) {
+    for (auto [key, value] :
+         {std::pair{"high", disk.watermark_high}, std::pair{"low", disk.watermark_low}}) {
       if (!value) {
         both = false;
         refuse(FieldErrorType::Required, where + "." + key, std::nullopt,
@@ -984,8 +984,8 @@ private:
         continue;
       }
       if (auto why = addressProblem(endpoints[i].address)) {
-        refuse(FieldErrorType::Invalid, indexed(kEndpoints, i) + ".address",
-               endpoints[i].address, *why + "; write host:port, e.g. mooncake-master.store:50051");
+        refuse(FieldErrorType::Invalid, indexed(kEndpoints, i) + ".address", endpoints[i].address,
+               *why + "; write host:port, e.g. mooncake-master.store:50051");
       }
     }
   }
@@ -1019,8 +1019,9 @@ private:
     if (host.front() == '[') {
       const bool bracketed =
           host.size() > 2 && host.back() == ']' &&
-          std::all_of(host.begin() + 1, host.end() - 1,
-                      [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; });
+          std::all_of(host.begin() + 1, host.end() - 1, [](char c) {
+            return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.';
+          });
       return bracketed ? std::nullopt
                        : std::optional<std::string>("has a malformed bracketed IPv6 host");
     }
@@ -1059,15 +1060,16 @@ std::set<std::string> sanitize(Json& object, const Json* old_spec,
     }
     const std::optional<std::string> text = quantityText(holder[key]);
     Status parsed = text ? parseQuantityBytes(*text).status()
-                         : invalidArgument("must be a quantity: a string such as \"8Gi\" or a "
-                                           "whole number of bytes");
+                         : invalidArgument(
+                               "must be a quantity: a string such as \"8Gi\" or a "
+                               "whole number of bytes");
     if (parsed.ok()) {
       return;
     }
     const bool moved = old_spec == nullptr || !sameValue(rawAt(spec, at), rawAt(*old_spec, at));
     if (moved) {
-      errors.push_back({FieldErrorType::Invalid, field,
-                        text.value_or(holder[key].dump()), parsed.message()});
+      errors.push_back(
+          {FieldErrorType::Invalid, field, text.value_or(holder[key].dump()), parsed.message()});
       reported.insert(field);
     }
     holder.erase(key);

@@ -25,19 +25,22 @@ bool spelled(std::string_view text, Inner inner, Edge edge) {
 }
 
 bool labelChars(std::string_view text) {
-  return spelled(text, [](char c) { return lowerAlnum(c) || c == '-'; }, lowerAlnum);
+  return spelled(
+      text, [](char c) { return lowerAlnum(c) || c == '-'; }, lowerAlnum);
 }
 
 // The name part of a qualified name, and a non-empty label value.
 bool qualifiedNamePart(std::string_view text) {
   return text.size() <= 63 &&
-         spelled(text, [](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; }, alnum);
+         spelled(
+             text, [](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; }, alnum);
 }
 
 // `[a-z0-9]+` runs joined by one separator each: '.', '_', "__" or a run of '-'.
 bool pathComponent(std::string_view text) {
-  if (!spelled(text, [](char c) { return lowerAlnum(c) || c == '.' || c == '_' || c == '-'; },
-               lowerAlnum)) {
+  if (!spelled(
+          text, [](char c) { return lowerAlnum(c) || c == '.' || c == '_' || c == '-'; },
+          lowerAlnum)) {
     return false;
   }
   std::size_t i = 0;
@@ -94,8 +97,10 @@ bool registryDomain(std::string_view text) {
   std::size_t start = 0;
   while (true) {
     const std::size_t dot = host.find('.', start);
-    const std::string_view part = host.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (!spelled(part, [](char c) { return alnum(c) || c == '-'; }, alnum)) {
+    const std::string_view part =
+        host.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    if (!spelled(
+            part, [](char c) { return alnum(c) || c == '-'; }, alnum)) {
       return false;
     }
     if (dot == std::string_view::npos) {
@@ -108,8 +113,9 @@ bool registryDomain(std::string_view text) {
 bool tag(std::string_view text) {
   auto word = [](char c) { return alnum(c) || c == '_'; };
   return text.size() <= 128 &&
-         spelled(text, [&](char c) { return word(c) || c == '.' || c == '-'; },
-                 [](char) { return true; }) &&
+         spelled(
+             text, [&](char c) { return word(c) || c == '.' || c == '-'; },
+             [](char) { return true; }) &&
          word(text.front());
 }
 

@@ -8,11 +8,11 @@
 #include <variant>
 
 #include "kvc/api/settings.h"
+#include "kvc/policy/base/text.h"
 #include "kvc/policy/inject/flag_spelling.h"
 #include "kvc/policy/inject/keys.h"
-#include "kvc/policy/model_deployment/model_deployment_render.h"
 #include "kvc/policy/inject/resolve.h"
-#include "kvc/policy/base/text.h"
+#include "kvc/policy/model_deployment/model_deployment_render.h"
 
 namespace kvc::policy {
 namespace {
@@ -39,15 +39,16 @@ struct OwnedKey {
   std::string_view why;
 };
 
-constexpr std::array<OwnedKey, 2> kVLLMFlags{{{"--kv-transfer-config", kConnectorWhy},
-                                              {"--kv-events-config", kEventsWhy}}};
-constexpr std::array<OwnedKey, 5> kSGLangFlags{{{"--hicache-storage-backend", kConnectorWhy},
-                                                {"--hicache-storage-backend-extra-config", kSourceWhy},
-                                                {"--disaggregation-mode", kLegWhy},
-                                                {"--disaggregation-transfer-backend", kLegWhy},
-                                                {"--disaggregation-bootstrap-port", kLegWhy}}};
-constexpr std::array<OwnedKey, 2> kVLLMEnv{{{"MOONCAKE_CONFIG_PATH", kSourceWhy},
-                                            {"VLLM_MOONCAKE_BOOTSTRAP_PORT", kLegWhy}}};
+constexpr std::array<OwnedKey, 2> kVLLMFlags{
+    {{"--kv-transfer-config", kConnectorWhy}, {"--kv-events-config", kEventsWhy}}};
+constexpr std::array<OwnedKey, 5> kSGLangFlags{
+    {{"--hicache-storage-backend", kConnectorWhy},
+     {"--hicache-storage-backend-extra-config", kSourceWhy},
+     {"--disaggregation-mode", kLegWhy},
+     {"--disaggregation-transfer-backend", kLegWhy},
+     {"--disaggregation-bootstrap-port", kLegWhy}}};
+constexpr std::array<OwnedKey, 2> kVLLMEnv{
+    {{"MOONCAKE_CONFIG_PATH", kSourceWhy}, {"VLLM_MOONCAKE_BOOTSTRAP_PORT", kLegWhy}}};
 constexpr std::array<OwnedKey, 8> kSGLangEnv{{{"SGLANG_HICACHE_MOONCAKE_CONFIG_PATH", kSourceWhy},
                                               {"MOONCAKE_MASTER", kBindingWhy},
                                               {"MOONCAKE_TE_META_DATA_SERVER", kBindingWhy},
@@ -82,13 +83,13 @@ const api::ModelDeploymentRole* roleNamed(const std::vector<api::ModelDeployment
 class Judge {
 public:
   explicit Judge(const ModelDeploymentAdmission& request)
-      : request_(request), md_(request.deployment),
+      : request_(request),
+        md_(request.deployment),
         old_(request.operation == AdmissionOperation::Update && request.old ? &*request.old
                                                                             : nullptr) {}
 
   AdmissionVerdict run() && {
-    if (old_ != nullptr && old_->spec == md_.spec &&
-        old_->metadata.labels == md_.metadata.labels &&
+    if (old_ != nullptr && old_->spec == md_.spec && old_->metadata.labels == md_.metadata.labels &&
         old_->metadata.annotations == md_.metadata.annotations) {
       return {};  // a finalizer removal (or nothing at all): never refused
     }
@@ -164,8 +165,7 @@ private:
   void frozen() {
     const std::string again = " is frozen after creation; create another ModelDeployment";
     if (old_->spec.model_name != md_.spec.model_name) {
-      error(FieldErrorType::Forbidden, "spec.model.name", std::nullopt,
-            "spec.model.name" + again);
+      error(FieldErrorType::Forbidden, "spec.model.name", std::nullopt, "spec.model.name" + again);
     }
     if (old_->spec.engine.name != md_.spec.engine.name) {
       error(FieldErrorType::Forbidden, "spec.engine.name", std::nullopt,
@@ -186,8 +186,8 @@ private:
     }
     if (names_before != names_now) {
       error(FieldErrorType::Forbidden, "spec.roles", std::nullopt,
-            "the set of roles (" + commaList({names_before.begin(), names_before.end()}) +
-                ")" + again + "; roles cannot be added, removed or renamed");
+            "the set of roles (" + commaList({names_before.begin(), names_before.end()}) + ")" +
+                again + "; roles cannot be added, removed or renamed");
     }
     for (std::size_t i = 0; i < md_.spec.roles.size(); ++i) {
       const api::ModelDeploymentRole& now = md_.spec.roles[i];
@@ -280,7 +280,8 @@ private:
     const std::string at = rolePath(i);
     const bool args_moved = before == nullptr || before->extra_args != r.extra_args;
     const bool env_moved = before == nullptr || before->env != r.env;
-    const bool volumes_moved = before == nullptr || before->additional_volumes != r.additional_volumes;
+    const bool volumes_moved =
+        before == nullptr || before->additional_volumes != r.additional_volumes;
     if (volumes_moved) {
       volumeSources(r, at);
     }
@@ -303,8 +304,7 @@ private:
         for (const OwnedKey& owned : ownedEnv(engine_)) {
           if (r.env[j].name == owned.key) {
             error(FieldErrorType::Forbidden, at + ".env[" + std::to_string(j) + "].name",
-                  r.env[j].name,
-                  "variable " + std::string(owned.key) + ownedBy(owned.why, at));
+                  r.env[j].name, "variable " + std::string(owned.key) + ownedBy(owned.why, at));
           }
         }
       }
@@ -316,11 +316,11 @@ private:
           path.pop_back();
         }
         if (path == kMountPath) {
-          error(FieldErrorType::Forbidden,
-                at + ".additionalVolumes[" + std::to_string(k) + "].mountPath", path,
-                "mount path " + std::string(kMountPath) +
-                    ownedBy("the client configuration file is projected there from the Binding",
-                            at));
+          error(
+              FieldErrorType::Forbidden,
+              at + ".additionalVolumes[" + std::to_string(k) + "].mountPath", path,
+              "mount path " + std::string(kMountPath) +
+                  ownedBy("the client configuration file is projected there from the Binding", at));
         }
       }
     }
@@ -358,8 +358,9 @@ private:
           std::string(api::kSettingDtypeOwned) + " off admits the flag)";
       std::string detail = spelling(token, kDtypeFlag) + ownedBy(why, at);
       if (!args_moved) {
-        detail += ". A stored ModelDeployment carrying it keeps running with its own value, but "
-                  "every update is refused until the flag is removed";
+        detail +=
+            ". A stored ModelDeployment carrying it keeps running with its own value, but "
+            "every update is refused until the flag is removed";
       }
       error(FieldErrorType::Forbidden, field, token, std::move(detail));
     }
@@ -424,7 +425,8 @@ private:
 
 }  // namespace
 
-Result<AttachmentLookup> lookUpAttachment(const ClusterView& cluster, std::string_view namespace_name,
+Result<AttachmentLookup> lookUpAttachment(const ClusterView& cluster,
+                                          std::string_view namespace_name,
                                           std::string_view binding) {
   AttachmentLookup out;
   KVC_ASSIGN_OR_RETURN(out.binding, cluster.binding(namespace_name, binding));

@@ -22,9 +22,9 @@ AdmissionVerdict admitPool(const PoolAdmission& request) {
          "a pool cannot be re-pointed at another backend (the field is immutable); create "
          "another KVCachePool and Bindings for it"});
   } else if (backends_moved && pool.spec.backends.size() != 1) {
-    verdict.errors.push_back({FieldErrorType::Invalid, "spec.backends", std::nullopt,
-                              "must name exactly one KVCacheBackend, not " +
-                                  std::to_string(pool.spec.backends.size())});
+    verdict.errors.push_back(
+        {FieldErrorType::Invalid, "spec.backends", std::nullopt,
+         "must name exactly one KVCacheBackend, not " + std::to_string(pool.spec.backends.size())});
   } else if (backends_moved && pool.spec.backends.front().empty()) {
     verdict.errors.push_back({FieldErrorType::Required, "spec.backends[0]", std::nullopt,
                               "the KVCacheBackend's name is empty; name the backend the pool "
@@ -38,9 +38,9 @@ AdmissionVerdict admitPool(const PoolAdmission& request) {
   if (create && pool.spec.backends.size() == 1 && !pool.spec.backends.front().empty()) {
     const std::string& name = pool.spec.backends.front();
     if (!request.backend) {
-      verdict.errors.push_back({FieldErrorType::NotFound, "spec.backends[0]", name,
-                                "KVCacheBackend " + inQuotes(name) +
-                                    " does not exist; create it before the pool"});
+      verdict.errors.push_back(
+          {FieldErrorType::NotFound, "spec.backends[0]", name,
+           "KVCacheBackend " + inQuotes(name) + " does not exist; create it before the pool"});
     } else if (request.backend->spec.managed && !request.backend->spec.multi_tenancy) {
       verdict.warnings.push_back(
           "KVCacheBackend " + inQuotes(name) +
@@ -143,10 +143,10 @@ std::optional<FieldError> poolError(const BindingAdmission& request, bool check_
   auto ceiling = parseQuantityBytes(binding.spec.quota_ceiling);
   auto total = parseQuantityBytes(request.pool->spec.quota_total);
   if (ceiling.ok() && total.ok() && *ceiling > *total) {
-    return FieldError{
-        FieldErrorType::Invalid, "spec.quota.ceiling", binding.spec.quota_ceiling,
-        "must be at most the quota.total of KVCachePool " + inQuotes(binding.spec.pool_ref) +
-            " (" + request.pool->spec.quota_total + ")"};
+    return FieldError{FieldErrorType::Invalid, "spec.quota.ceiling", binding.spec.quota_ceiling,
+                      "must be at most the quota.total of KVCachePool " +
+                          inQuotes(binding.spec.pool_ref) + " (" + request.pool->spec.quota_total +
+                          ")"};
   }
   return std::nullopt;
 }
@@ -178,8 +178,8 @@ AdmissionVerdict domainUniqueness(const BindingAdmission& request) {
   if (!holders.empty()) {
     verdict.errors.push_back(
         {FieldErrorType::Duplicate, "spec.domain.name", domain.name,
-         "the reuse domain is already registered by " + holders.front() +
-             " on KVCacheBackend " + inQuotes(request.backend) +
+         "the reuse domain is already registered by " + holders.front() + " on KVCacheBackend " +
+             inQuotes(request.backend) +
              " (the same master); give each Binding a unique spec.domain.name (an omitted "
              "name is \"default\")"});
   } else if (!other_domains.empty()) {
@@ -188,13 +188,15 @@ AdmissionVerdict domainUniqueness(const BindingAdmission& request) {
           {FieldErrorType::Forbidden, "spec.domain.name", domain.name,
            "KVCacheBackend " + inQuotes(request.backend) +
                " keeps no tenant ledger (multi-tenancy is off), so its master serves one "
-               "reuse domain, and " + inQuotes(*other_domains.begin()) +
+               "reuse domain, and " +
+               inQuotes(*other_domains.begin()) +
                " is registered on it already; bind to a pool on a multi-tenant backend"});
     } else if (request.ledger == LedgerKnowledge::Unknown) {
       verdict.warnings.push_back(
           "whether the master of KVCacheBackend " + inQuotes(request.backend) +
           " keeps a tenant ledger is not known yet; without one it serves a single reuse "
-          "domain, and " + inQuotes(*other_domains.begin()) + " is registered on it already");
+          "domain, and " +
+          inQuotes(*other_domains.begin()) + " is registered on it already");
     }
   }
   return verdict;
@@ -212,7 +214,8 @@ AdmissionVerdict admitBinding(const BindingAdmission& request) {
   };
   add(create ? newDomainErrors(binding.spec.domain, request.dtype_owned)
              : movedImmutables(*request.old, binding));
-  const bool ceiling_moved = create || request.old->spec.quota_ceiling != binding.spec.quota_ceiling;
+  const bool ceiling_moved =
+      create || request.old->spec.quota_ceiling != binding.spec.quota_ceiling;
   const std::optional<FieldError> ceiling_error =
       ceiling_moved ? byteQuantityError("spec.quota.ceiling", binding.spec.quota_ceiling)
                     : std::nullopt;
@@ -225,8 +228,7 @@ AdmissionVerdict admitBinding(const BindingAdmission& request) {
   if (create && request.pool) {
     AdmissionVerdict unique = domainUniqueness(request);
     add(std::move(unique.errors));
-    verdict.warnings.insert(verdict.warnings.end(), unique.warnings.begin(),
-                            unique.warnings.end());
+    verdict.warnings.insert(verdict.warnings.end(), unique.warnings.begin(), unique.warnings.end());
   }
   return verdict;
 }

@@ -61,7 +61,8 @@ std::optional<Json> caBundlePatch(const Json& configuration, const std::string& 
   Json patch = Json::array();
   for (std::size_t i = 0; i < hooks->size(); ++i) {
     const Json& hook = (*hooks)[i];
-    const std::string current = hook.value(Json::json_pointer("/clientConfig/caBundle"), std::string());
+    const std::string current =
+        hook.value(Json::json_pointer("/clientConfig/caBundle"), std::string());
     if (current == ca_bundle_base64) {
       continue;
     }

@@ -4,22 +4,32 @@ namespace kvc::policy {
 
 std::string_view fieldErrorTypeText(FieldErrorType type) {
   switch (type) {
-  case FieldErrorType::Required: return "Required value";
-  case FieldErrorType::Invalid: return "Invalid value";
-  case FieldErrorType::Forbidden: return "Forbidden";
-  case FieldErrorType::Duplicate: return "Duplicate value";
-  case FieldErrorType::NotFound: return "Not found";
+    case FieldErrorType::Required:
+      return "Required value";
+    case FieldErrorType::Invalid:
+      return "Invalid value";
+    case FieldErrorType::Forbidden:
+      return "Forbidden";
+    case FieldErrorType::Duplicate:
+      return "Duplicate value";
+    case FieldErrorType::NotFound:
+      return "Not found";
   }
   return "Invalid value";
 }
 
 std::string_view fieldErrorReason(FieldErrorType type) {
   switch (type) {
-  case FieldErrorType::Required: return "FieldValueRequired";
-  case FieldErrorType::Invalid: return "FieldValueInvalid";
-  case FieldErrorType::Forbidden: return "FieldValueForbidden";
-  case FieldErrorType::Duplicate: return "FieldValueDuplicate";
-  case FieldErrorType::NotFound: return "FieldValueNotFound";
+    case FieldErrorType::Required:
+      return "FieldValueRequired";
+    case FieldErrorType::Invalid:
+      return "FieldValueInvalid";
+    case FieldErrorType::Forbidden:
+      return "FieldValueForbidden";
+    case FieldErrorType::Duplicate:
+      return "FieldValueDuplicate";
+    case FieldErrorType::NotFound:
+      return "FieldValueNotFound";
   }
   return "FieldValueInvalid";
 }

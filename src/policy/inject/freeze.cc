@@ -60,7 +60,8 @@ std::vector<FreezeViolation> checkFreeze(const Json& old_pod, const Json& new_po
         {field("labels", kLabelInject),
          "removing or changing the label of an injected Pod is not allowed: nothing un-injects "
          "a Pod, and its injected args, env and volume stay; set the label on the workload's "
-         "Pod template instead and " + std::string(kReplace)});
+         "Pod template instead and " +
+             std::string(kReplace)});
   }
   const struct {
     std::string_view key;

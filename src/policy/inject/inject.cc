@@ -3,15 +3,14 @@
 #include <array>
 #include <variant>
 
+#include "kvc/policy/base/text.h"
 #include "kvc/policy/inject/flag_spelling.h"
 #include "kvc/policy/inject/keys.h"
-#include "kvc/policy/base/text.h"
 #include "kvc/policy/inject/launch_line.h"
 #include "kvc/policy/inject/opt_in.h"
 
 namespace kvc::policy {
 namespace {
-
 
 const Json& member(const Json& object, std::string_view key) {
   static const Json kNull;
@@ -44,7 +43,6 @@ std::vector<std::string> containerNames(const Json& containers) {
   }
   return names;
 }
-
 
 // --- The target container -------------------------------------------------------------------
 
@@ -163,8 +161,8 @@ std::optional<Refusal> checkOwnedKeys(const Json& container, std::string_view co
   std::string message;
   if (!conflicts.empty()) {
     const bool source = engine == Engine::SGLang;
-    message = "container " + inQuotes(container_name) + " already configures a KV cache: " +
-              commaList(conflicts) + ". " +
+    message = "container " + inQuotes(container_name) +
+              " already configures a KV cache: " + commaList(conflicts) + ". " +
               (source ? "On SGLang --hicache-storage-backend picks the store, and "
                         "SGLANG_HICACHE_MOONCAKE_CONFIG_PATH or "
                         "--hicache-storage-backend-extra-config pick where its configuration is "
@@ -182,9 +180,9 @@ std::optional<Refusal> checkOwnedKeys(const Json& container, std::string_view co
                "declaring the dtype you want; the Setting " +
                std::string(api::kSettingDtypeOwned) + " off admits it as before";
   }
-  return Refusal{conflicts.empty() ? RefusalReason::KVCacheDtypeOwned
-                                   : RefusalReason::OwnedKeyConflict,
-                 std::move(message)};
+  return Refusal{
+      conflicts.empty() ? RefusalReason::KVCacheDtypeOwned : RefusalReason::OwnedKeyConflict,
+      std::move(message)};
 }
 
 std::optional<Refusal> checkStorage(const Json& spec, const Json& container,
@@ -222,8 +220,9 @@ std::optional<Refusal> checkStorage(const Json& spec, const Json& container,
     return std::nullopt;
   }
   return Refusal{RefusalReason::StorageCollision,
-                 commaList(collisions) + ", which this webhook owns for the vLLM configuration "
-                 "file. Fix: rename yours"};
+                 commaList(collisions) +
+                     ", which this webhook owns for the vLLM configuration "
+                     "file. Fix: rename yours"};
 }
 
 // --- The launch line -------------------------------------------------------------------------
@@ -233,91 +232,93 @@ std::string entryPointOf(Engine engine) {
 }
 
 // Admits (program, forwarded) or refuses.
-std::variant<std::pair<std::string, bool>, Refusal>
-judgeLaunch(const LaunchAnalysis& launch, Engine engine, bool declared,
-            std::string_view container_name) {
+std::variant<std::pair<std::string, bool>, Refusal> judgeLaunch(const LaunchAnalysis& launch,
+                                                                Engine engine, bool declared,
+                                                                std::string_view container_name) {
   const std::string who = "container " + inQuotes(container_name);
-  const std::string declare =
-      "declare " + std::string(kAnnotationForwarded) + ": \"true\"";
+  const std::string declare = "declare " + std::string(kAnnotationForwarded) + ": \"true\"";
   switch (launch.kind) {
-  case LaunchKind::EngineEntry:
-    return std::make_pair(launch.program, false);
-  case LaunchKind::NoLaunchLine:
-    return Refusal{RefusalReason::NoLaunchLine,
-                   who + " declares neither command nor args: appending would not append, "
+    case LaunchKind::EngineEntry:
+      return std::make_pair(launch.program, false);
+    case LaunchKind::NoLaunchLine:
+      return Refusal{RefusalReason::NoLaunchLine,
+                     who +
+                         " declares neither command nor args: appending would not append, "
                          "because Kubernetes then reads args as the whole command line and "
                          "discards the image's CMD (and launch arguments put in command "
                          "override the image's ENTRYPOINT too, which on accelerator images "
                          "initialises the vendor runtime). Fix: put the engine executable in "
                          "command and the image's launch arguments in args"};
-  case LaunchKind::ArgsWithoutCommand:
-    if (declared) {
-      return std::make_pair(std::string(), true);
-    }
-    return Refusal{RefusalReason::ArgsWithoutCommand,
-                   who + " declares args but no command: admission cannot inspect the image "
+    case LaunchKind::ArgsWithoutCommand:
+      if (declared) {
+        return std::make_pair(std::string(), true);
+      }
+      return Refusal{RefusalReason::ArgsWithoutCommand,
+                     who +
+                         " declares args but no command: admission cannot inspect the image "
                          "ENTRYPOINT, so it cannot show that appended arguments reach the "
-                         "engine. Fix: put the engine executable in command, or " + declare +
-                         " only when the image ENTRYPOINT forwards them"};
-  case LaunchKind::LauncherWithoutProgram:
-    return Refusal{RefusalReason::LauncherWithoutProgram,
-                   who + " runs the launcher " + inQuotes(launch.detail) +
-                       " with no program after it, so the appended connector flag would "
-                       "become the command it executes. Fix: put the engine executable and its "
-                       "arguments after the launcher, or in command and args directly"};
-  case LaunchKind::ShellCommandString:
-    return Refusal{RefusalReason::ShellCommandString,
-                   who + " is launched through " + inQuotes(launch.detail) +
-                       ": an appended flag becomes one of the shell's positional parameters "
-                       "($0), never reaches the engine, and the Pod would be stamped as "
-                       "injected anyway. Fix: launch the engine directly — its executable in "
-                       "command, its arguments in args — or add the connector flag to the "
-                       "script yourself"};
-  case LaunchKind::HiddenCommandLine:
-    if (declared) {
-      return std::make_pair(std::string(), true);
-    }
-    return Refusal{RefusalReason::HiddenCommandLine,
-                   who + " hides its command line inside one argument of " +
-                       inQuotes(launch.detail) +
-                       ": the launcher splits that string itself, so admission cannot tell "
-                       "whether a shell is inside it. Fix: launch the engine directly, add the "
-                       "connector flag inside that argument, or " + declare};
-  case LaunchKind::Script:
-    if (declared) {
-      return std::make_pair(launch.program, true);
-    }
-    return Refusal{RefusalReason::ScriptLaunch,
-                   who + " runs the script " + inQuotes(launch.program) +
-                       ": whether an appended argument reaches the engine depends on whether "
-                       "the script forwards \"$@\", which is a file inside the image rather "
-                       "than a token on the command line. Fix: launch the engine directly, add "
-                       "the connector flag inside the script, or " + declare +
-                       " if it forwards its arguments"};
-  case LaunchKind::Unrecognised:
-    if (declared) {
-      return std::make_pair(launch.program, true);
-    }
-    return Refusal{RefusalReason::UnrecognisedLauncher,
-                   who + " runs " + inQuotes(launch.program) + ", which is neither " +
-                       std::string(engineDisplayName(engine)) + "'s entry point (" +
-                       entryPointOf(engine) +
-                       ") nor a transparent launcher (env, tini, dumb-init, timeout, busybox, "
-                       "toybox), so the webhook cannot identify where appended arguments go. "
-                       "Fix: launch the engine named by " + std::string(kAnnotationEngine) +
-                       " directly, or " + declare +
-                       " only for a launcher that passes appended arguments through"};
-  case LaunchKind::OtherEngine:
-    return Refusal{RefusalReason::EngineMismatch,
-                   who + " runs the entry point of " +
-                       std::string(launch.detail == "sglang" ? "SGLang (python3 -m "
-                                                               "sglang.launch_server)"
-                                                             : "vLLM (vllm)") +
-                       ", but the Pod declares " + std::string(engineDisplayName(engine)) +
-                       " (" + std::string(engineRecordName(engine)) +
-                       "): the webhook would inject one engine's configuration into another "
-                       "program. Fix: launch the engine named by " +
-                       std::string(kAnnotationEngine) + ", or correct the annotation"};
+                         "engine. Fix: put the engine executable in command, or " +
+                         declare + " only when the image ENTRYPOINT forwards them"};
+    case LaunchKind::LauncherWithoutProgram:
+      return Refusal{RefusalReason::LauncherWithoutProgram,
+                     who + " runs the launcher " + inQuotes(launch.detail) +
+                         " with no program after it, so the appended connector flag would "
+                         "become the command it executes. Fix: put the engine executable and its "
+                         "arguments after the launcher, or in command and args directly"};
+    case LaunchKind::ShellCommandString:
+      return Refusal{RefusalReason::ShellCommandString,
+                     who + " is launched through " + inQuotes(launch.detail) +
+                         ": an appended flag becomes one of the shell's positional parameters "
+                         "($0), never reaches the engine, and the Pod would be stamped as "
+                         "injected anyway. Fix: launch the engine directly — its executable in "
+                         "command, its arguments in args — or add the connector flag to the "
+                         "script yourself"};
+    case LaunchKind::HiddenCommandLine:
+      if (declared) {
+        return std::make_pair(std::string(), true);
+      }
+      return Refusal{RefusalReason::HiddenCommandLine,
+                     who + " hides its command line inside one argument of " +
+                         inQuotes(launch.detail) +
+                         ": the launcher splits that string itself, so admission cannot tell "
+                         "whether a shell is inside it. Fix: launch the engine directly, add the "
+                         "connector flag inside that argument, or " +
+                         declare};
+    case LaunchKind::Script:
+      if (declared) {
+        return std::make_pair(launch.program, true);
+      }
+      return Refusal{RefusalReason::ScriptLaunch,
+                     who + " runs the script " + inQuotes(launch.program) +
+                         ": whether an appended argument reaches the engine depends on whether "
+                         "the script forwards \"$@\", which is a file inside the image rather "
+                         "than a token on the command line. Fix: launch the engine directly, add "
+                         "the connector flag inside the script, or " +
+                         declare + " if it forwards its arguments"};
+    case LaunchKind::Unrecognised:
+      if (declared) {
+        return std::make_pair(launch.program, true);
+      }
+      return Refusal{RefusalReason::UnrecognisedLauncher,
+                     who + " runs " + inQuotes(launch.program) + ", which is neither " +
+                         std::string(engineDisplayName(engine)) + "'s entry point (" +
+                         entryPointOf(engine) +
+                         ") nor a transparent launcher (env, tini, dumb-init, timeout, busybox, "
+                         "toybox), so the webhook cannot identify where appended arguments go. "
+                         "Fix: launch the engine named by " +
+                         std::string(kAnnotationEngine) + " directly, or " + declare +
+                         " only for a launcher that passes appended arguments through"};
+    case LaunchKind::OtherEngine:
+      return Refusal{RefusalReason::EngineMismatch,
+                     who + " runs the entry point of " +
+                         std::string(launch.detail == "sglang" ? "SGLang (python3 -m "
+                                                                 "sglang.launch_server)"
+                                                               : "vLLM (vllm)") +
+                         ", but the Pod declares " + std::string(engineDisplayName(engine)) + " (" +
+                         std::string(engineRecordName(engine)) +
+                         "): the webhook would inject one engine's configuration into another "
+                         "program. Fix: launch the engine named by " +
+                         std::string(kAnnotationEngine) + ", or correct the annotation"};
   }
   return Refusal{RefusalReason::UnrecognisedLauncher, who + " has an unreadable launch line"};
 }
@@ -384,10 +385,14 @@ Decision refused(Refusal refusal) {
 
 std::string_view verdictName(Verdict verdict) {
   switch (verdict) {
-  case Verdict::NotOptedIn: return "untouched";
-  case Verdict::Injected: return "injected";
-  case Verdict::Refused: return "refused";
-  case Verdict::Failed: return "failed";
+    case Verdict::NotOptedIn:
+      return "untouched";
+    case Verdict::Injected:
+      return "injected";
+    case Verdict::Refused:
+      return "refused";
+    case Verdict::Failed:
+      return "failed";
   }
   return "failed";
 }
@@ -405,7 +410,8 @@ Decision inject(const Json& pod, std::string_view namespace_name, const ClusterV
   const OptIn& request = std::get<OptIn>(opt_in);
 
   // 2. What the Binding resolves to.
-  ResolveOutcome resolved = resolveBinding(namespace_name, request.binding, request.engine, cluster);
+  ResolveOutcome resolved =
+      resolveBinding(namespace_name, request.binding, request.engine, cluster);
   if (auto* status = std::get_if<Status>(&resolved)) {
     Decision failed;
     failed.verdict = Verdict::Failed;
@@ -425,8 +431,8 @@ Decision inject(const Json& pod, std::string_view namespace_name, const ClusterV
   const std::size_t index = std::get<std::size_t>(selected);
   const Json& container = spec["containers"][index];
   const std::string container_name = member(container, "name").is_string()
-                                        ? member(container, "name").get<std::string>()
-                                        : std::string();
+                                         ? member(container, "name").get<std::string>()
+                                         : std::string();
   const std::vector<std::string> command = strings(member(container, "command"));
   const std::vector<std::string> args = strings(member(container, "args"));
   std::vector<std::string> tokens = command;

@@ -84,15 +84,15 @@ LauncherStep skipLauncher(const std::vector<std::string>& argv, std::size_t at,
       const bool inline_value = name.size() != token.size();
       if (!grammar.opaque_long.empty() && name == grammar.opaque_long) {
         if (inline_value) {
-          return {i, hidden(launcher, token.substr(name.size() + 1), launcher + " " +
-                                                                         std::string(name))};
+          return {i, hidden(launcher, token.substr(name.size() + 1),
+                            launcher + " " + std::string(name))};
         }
         const std::string_view operand = i + 1 < argv.size() ? argv[i + 1] : "";
         return {i, hidden(launcher, operand, launcher + " " + std::string(name))};
       }
-      const bool takes_operand = std::find(grammar.long_with_operand.begin(),
-                                          grammar.long_with_operand.end(),
-                                          name) != grammar.long_with_operand.end();
+      const bool takes_operand =
+          std::find(grammar.long_with_operand.begin(), grammar.long_with_operand.end(), name) !=
+          grammar.long_with_operand.end();
       i += (takes_operand && !inline_value) ? 2 : 1;
       continue;
     }
@@ -163,8 +163,7 @@ LaunchAnalysis analyzeShell(const std::vector<std::string>& argv, std::size_t at
       continue;
     }
     const std::string script(baseName(token));
-    return {script.ends_with(".sh") ? LaunchKind::Script : LaunchKind::Unrecognised, script,
-            shell};
+    return {script.ends_with(".sh") ? LaunchKind::Script : LaunchKind::Unrecognised, script, shell};
   }
   return {LaunchKind::Unrecognised, shell, shell};
 }
@@ -189,8 +188,8 @@ bool isSGLangEntry(const std::vector<std::string>& argv, std::size_t at) {
       const bool last = k + 1 == bundle.size();
       if (letter == 'm') {
         const std::string_view module =
-            !last ? bundle.substr(k + 1) : (i + 1 < argv.size() ? std::string_view(argv[i + 1])
-                                                                : std::string_view());
+            !last ? bundle.substr(k + 1)
+                  : (i + 1 < argv.size() ? std::string_view(argv[i + 1]) : std::string_view());
         return module == "sglang.launch_server";
       }
       if (letter == 'c') {

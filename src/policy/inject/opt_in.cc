@@ -4,15 +4,15 @@
 #include <array>
 #include <vector>
 
-#include "kvc/policy/inject/keys.h"
 #include "kvc/policy/base/text.h"
+#include "kvc/policy/inject/keys.h"
 
 namespace kvc::policy {
 namespace {
 
 constexpr std::array<std::string_view, 6> kAcceptedAnnotations{
-    kAnnotationBinding,   kAnnotationEngine,    kAnnotationManufacturer,
-    kAnnotationRole,      kAnnotationContainer, kAnnotationForwarded,
+    kAnnotationBinding, kAnnotationEngine,    kAnnotationManufacturer,
+    kAnnotationRole,    kAnnotationContainer, kAnnotationForwarded,
 };
 
 const std::string* stringMember(const Json& object, std::string_view key) {
@@ -25,7 +25,6 @@ const std::string* stringMember(const Json& object, std::string_view key) {
   }
   return it->get_ptr<const std::string*>();
 }
-
 
 std::string acceptedList() {
   std::string out;
@@ -71,7 +70,8 @@ std::optional<Refusal> checkVocabulary(const Json& annotations) {
            "annotation " + inQuotes(key) +
                " is not accepted: the reuse domain comes only from the KVCachePoolBinding, "
                "which registers the domain and carries its ceiling. Fix: remove the annotation "
-               "and name, in " + std::string(kAnnotationBinding) +
+               "and name, in " +
+               std::string(kAnnotationBinding) +
                ", a Binding whose spec.domain.name is the domain you want");
     } else if (key == kAnnotationClientConfig || key == kAnnotationInjected) {
       note(RefusalReason::RecordSupplied,
@@ -82,14 +82,15 @@ std::optional<Refusal> checkVocabulary(const Json& annotations) {
       note(RefusalReason::UnknownKey,
            "annotation " + inQuotes(key) +
                " is not one this webhook accepts: the opt-in is a label, not an annotation. "
-               "Fix: remove the annotation (the label " + std::string(kLabelInject) +
-               ": \"true\" is what opts the Pod in)");
+               "Fix: remove the annotation (the label " +
+               std::string(kLabelInject) + ": \"true\" is what opts the Pod in)");
     } else {
       note(RefusalReason::UnknownKey,
            "annotation " + inQuotes(key) +
                " is not one this webhook accepts, and a typo would otherwise leave the Pod "
                "configured differently from its manifest. Fix: correct or remove the key; "
-               "accepted annotations are " + acceptedList());
+               "accepted annotations are " +
+               acceptedList());
     }
   }
   if (problems.empty()) {
@@ -106,14 +107,16 @@ std::optional<Refusal> checkVocabulary(const Json& annotations) {
 }
 
 Refusal engineRefusal(const std::string* value) {
-  const std::string fix =
-      "Fix: set " + std::string(kAnnotationEngine) + " to vLLM or SGLang; for vLLM-Ascend set "
-      "engine: vLLM and " + std::string(kAnnotationManufacturer) + ": ascend";
+  const std::string fix = "Fix: set " + std::string(kAnnotationEngine) +
+                          " to vLLM or SGLang; for vLLM-Ascend set "
+                          "engine: vLLM and " +
+                          std::string(kAnnotationManufacturer) + ": ascend";
   if (value == nullptr) {
     return {RefusalReason::EngineMissing,
             "annotation " + inQuotes(kAnnotationEngine) +
                 " is required: the engine is declared, never guessed from the image, because "
-                "engines take entirely different flags. " + fix};
+                "engines take entirely different flags. " +
+                fix};
   }
   if (*value == "vllm-ascend" || *value == "vLLM-Ascend" || *value == "vllm_ascend") {
     return {RefusalReason::EngineInvalid,
@@ -218,13 +221,15 @@ std::variant<std::string, Refusal> readBinding(const Json& annotations, const Js
                    "annotation " + inQuotes(kAnnotationBinding) + " is required" + hint +
                        ": it names the KVCachePoolBinding that selects the pool and the "
                        "reuse domain. Fix: set it to the name of a KVCachePoolBinding in this "
-                       "Pod's namespace " + inQuotes(namespace_name)};
+                       "Pod's namespace " +
+                       inQuotes(namespace_name)};
   }
   if (binding->find('/') != std::string::npos) {
     return Refusal{RefusalReason::BindingCrossNamespace,
                    "annotation " + inQuotes(kAnnotationBinding) + " is " + inQuotes(*binding) +
                        ": there is no cross-namespace form; a Binding is resolved in the Pod's "
-                       "own namespace " + inQuotes(namespace_name) +
+                       "own namespace " +
+                       inQuotes(namespace_name) +
                        ". Fix: use the plain name of a KVCachePoolBinding in namespace " +
                        inQuotes(namespace_name)};
   }
@@ -235,17 +240,16 @@ std::variant<std::string, Refusal> readBinding(const Json& annotations, const Js
 
 // The annotations are read in a fixed order (vocabulary, engine, manufacturer, role,
 // forwarding, Binding), and the first problem is the refusal.
-std::variant<NotOptedIn, OptIn, Refusal> readOptIn(const Json& metadata, std::string_view namespace_name) {
-  const Json& labels = metadata.is_object() && metadata.contains("labels")
-                           ? metadata["labels"]
-                           : Json::object();
+std::variant<NotOptedIn, OptIn, Refusal> readOptIn(const Json& metadata,
+                                                   std::string_view namespace_name) {
+  const Json& labels =
+      metadata.is_object() && metadata.contains("labels") ? metadata["labels"] : Json::object();
   const std::string* trigger = stringMember(labels, kLabelInject);
   if (trigger == nullptr || *trigger != "true") {
     return NotOptedIn{};
   }
   static const Json kNoAnnotations = Json::object();
-  const Json& annotations = metadata.contains("annotations") &&
-                                    metadata["annotations"].is_object()
+  const Json& annotations = metadata.contains("annotations") && metadata["annotations"].is_object()
                                 ? metadata["annotations"]
                                 : kNoAnnotations;
 

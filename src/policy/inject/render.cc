@@ -50,10 +50,11 @@ ClientRender renderClient(Engine engine, Role role, const Resolution& resolution
     out.client_config = renderClientConfigJson(resolution);
     const std::string field_path =
         "metadata.annotations['" + std::string(kAnnotationClientConfig) + "']";
-    out.volume = Json{{"name", kVolumeName},
-                      {"downwardAPI",
-                       {{"items", Json::array({Json{{"path", kConfigFileName},
-                                                    {"fieldRef", {{"fieldPath", field_path}}}}})}}}};
+    out.volume =
+        Json{{"name", kVolumeName},
+             {"downwardAPI",
+              {{"items", Json::array({Json{{"path", kConfigFileName},
+                                           {"fieldRef", {{"fieldPath", field_path}}}}})}}}};
     out.mount = Json{{"name", kVolumeName}, {"mountPath", kMountPath}, {"readOnly", true}};
   } else {
     out.vehicle = "environment";

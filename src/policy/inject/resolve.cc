@@ -2,21 +2,21 @@
 
 #include "kvc/api/pool_conditions.h"
 #include "kvc/api/transport.h"
-#include "kvc/policy/inject/keys.h"
 #include "kvc/policy/base/text.h"
+#include "kvc/policy/inject/keys.h"
 
 namespace kvc::policy {
 namespace {
 
-
-
 // The ledger gate: nullopt admits (with or without a tenant, per `tenant`).
 std::optional<Refusal> ledgerGate(const api::KVCachePool& pool, bool& tenant) {
-  const api::Condition* ledger = api::findCondition(pool.status.conditions, api::pool::kQuotaLedgerAvailable);
+  const api::Condition* ledger =
+      api::findCondition(pool.status.conditions, api::pool::kQuotaLedgerAvailable);
   const std::string name = inQuotes(pool.metadata.name);
   if (ledger == nullptr) {
     return Refusal{RefusalReason::LedgerNotAvailable,
-                   "KVCachePool " + name + " does not report " + std::string(api::pool::kQuotaLedgerAvailable) +
+                   "KVCachePool " + name + " does not report " +
+                       std::string(api::pool::kQuotaLedgerAvailable) +
                        " yet, so whether the store's tenant ledger can hold the reuse domain is "
                        "not known. Fix: wait for the pool's controller to report the condition"};
   }
@@ -24,9 +24,10 @@ std::optional<Refusal> ledgerGate(const api::KVCachePool& pool, bool& tenant) {
     tenant = true;
     return std::nullopt;
   }
-  const std::string said =
-      ledger->reason.empty() ? "" : " with reason " + ledger->reason +
-                                        (ledger->message.empty() ? "" : " (" + ledger->message + ")");
+  const std::string said = ledger->reason.empty()
+                               ? ""
+                               : " with reason " + ledger->reason +
+                                     (ledger->message.empty() ? "" : " (" + ledger->message + ")");
   if (ledger->status == "False" && ledger->reason == api::pool::kReasonMultiTenancyDisabled) {
     tenant = false;  // a declared single-tenant store: injected with no tenant id
     return std::nullopt;
@@ -37,24 +38,25 @@ std::optional<Refusal> ledgerGate(const api::KVCachePool& pool, bool& tenant) {
                             "rather than a setting"
                           : "";
     return Refusal{RefusalReason::LedgerNotAvailable,
-                   "KVCachePool " + name + " reports " + std::string(api::pool::kQuotaLedgerAvailable) +
-                       "=False" + said + why +
+                   "KVCachePool " + name + " reports " +
+                       std::string(api::pool::kQuotaLedgerAvailable) + "=False" + said + why +
                        ". Fix: restore the master (see the pool's conditions), then create the "
                        "Pod again"};
   }
   return Refusal{RefusalReason::LedgerNotAvailable,
-                 "KVCachePool " + name + " reports " + std::string(api::pool::kQuotaLedgerAvailable) + "=" +
-                     ledger->status + said +
+                 "KVCachePool " + name + " reports " +
+                     std::string(api::pool::kQuotaLedgerAvailable) + "=" + ledger->status + said +
                      ", which is a wait rather than an answer. Fix: wait until the pool reports "
                      "the condition True, then create the Pod again"};
 }
 
 }  // namespace
 
-ResolveOutcome resolveBinding(std::string_view namespace_name, std::string_view binding_name, Engine engine,
-                              const ClusterView& cluster) {
+ResolveOutcome resolveBinding(std::string_view namespace_name, std::string_view binding_name,
+                              Engine engine, const ClusterView& cluster) {
   Resolution out;
-  const std::string binding_ref = inQuotes(std::string(namespace_name) + "/" + std::string(binding_name));
+  const std::string binding_ref =
+      inQuotes(std::string(namespace_name) + "/" + std::string(binding_name));
 
   // The Binding, read live by the webhook.
   Lookup<api::KVCachePoolBinding> binding = cluster.binding(namespace_name, binding_name);
@@ -63,11 +65,12 @@ ResolveOutcome resolveBinding(std::string_view namespace_name, std::string_view 
   }
   if (!binding->has_value()) {
     return Refusal{RefusalReason::BindingNotFound,
-                   "KVCachePoolBinding " + inQuotes(binding_name) + " does not exist in namespace " +
-                       inQuotes(namespace_name) +
+                   "KVCachePoolBinding " + inQuotes(binding_name) +
+                       " does not exist in namespace " + inQuotes(namespace_name) +
                        ": without it there is no provisioned domain or endpoint to resolve. "
-                       "Fix: create the Binding in namespace " + inQuotes(namespace_name) +
-                       ", or fix the name in " + std::string(kAnnotationBinding)};
+                       "Fix: create the Binding in namespace " +
+                       inQuotes(namespace_name) + ", or fix the name in " +
+                       std::string(kAnnotationBinding)};
   }
   const api::KVCachePoolBinding& b = **binding;
   if (b.metadata.deleting) {

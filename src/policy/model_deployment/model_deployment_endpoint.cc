@@ -18,19 +18,18 @@ std::optional<Json> renderEndpointService(const api::ModelDeployment& deployment
   labels.erase("app.kubernetes.io/component");
   Json selector = roleSelectorLabels(name, "");
   selector.erase("app.kubernetes.io/component");
-  return Json{{"apiVersion", "v1"},
-              {"kind", "Service"},
-              {"metadata",
-               {{"name", name}, {"namespace", deployment.metadata.namespace_name},
-                {"labels", labels}}},
-              {"spec",
-               {{"type", "ClusterIP"},
-                {"selector", selector},
-                {"ports",
-                 Json::array({{{"name", "http"},
-                               {"port", kEndpointPort},
-                               {"targetPort", "http"},
-                               {"protocol", "TCP"}}})}}}};
+  return Json{
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata",
+       {{"name", name}, {"namespace", deployment.metadata.namespace_name}, {"labels", labels}}},
+      {"spec",
+       {{"type", "ClusterIP"},
+        {"selector", selector},
+        {"ports", Json::array({{{"name", "http"},
+                                {"port", kEndpointPort},
+                                {"targetPort", "http"},
+                                {"protocol", "TCP"}}})}}}};
 }
 
 std::string endpointAddress(const api::ModelDeployment& deployment) {

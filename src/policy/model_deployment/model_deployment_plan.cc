@@ -118,7 +118,7 @@ ModelDeploymentPlan planModelDeployment(const ModelDeploymentObservation& seen) 
     plan.hold_binding = true;  // 2
   }
   facts.roles = roleFacts(seen, rendered.roles);
-  planSkew(seen, facts.roles, plan);  // 4
+  planSkew(seen, facts.roles, plan);                            // 4
   plan.status = modelDeploymentStatusFor(facts, md, seen.now);  // 3
   plan.next = ModelDeploymentNext::Resync;
   return plan;

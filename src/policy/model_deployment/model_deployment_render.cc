@@ -4,11 +4,11 @@
 #include <array>
 #include <span>
 
+#include "kvc/policy/base/text.h"
 #include "kvc/policy/inject/flag_spelling.h"
 #include "kvc/policy/inject/keys.h"
 #include "kvc/policy/store/store_member.h"
 #include "kvc/policy/store/store_workload.h"
-#include "kvc/policy/base/text.h"
 
 namespace kvc::policy {
 namespace {
@@ -80,8 +80,8 @@ Json fabricLimits(std::string_view protocol, std::int64_t count) {
 }
 
 // The volumes of roles[].additionalVolumes, `additional-<k>` by position, and their mounts.
-Status additionalVolumes(const api::ModelDeploymentRole& role, const std::string& at,
-                         Json& volumes, Json& mounts) {
+Status additionalVolumes(const api::ModelDeploymentRole& role, const std::string& at, Json& volumes,
+                         Json& mounts) {
   for (std::size_t k = 0; k < role.additional_volumes.size(); ++k) {
     const api::RoleVolume& v = role.additional_volumes[k];
     const std::string name = "additional-" + std::to_string(k);
@@ -115,12 +115,11 @@ Status additionalVolumes(const api::ModelDeploymentRole& role, const std::string
 // The launch line of a managed role: command, then the args before the attachment's.
 std::pair<Json, Json> launchLine(Engine engine, const std::string& model, std::int64_t port) {
   if (isVLLMFamily(engine)) {
-    return {Json::array({"vllm"}),
-            Json::array({"serve", model, "--port", std::to_string(port)})};
+    return {Json::array({"vllm"}), Json::array({"serve", model, "--port", std::to_string(port)})};
   }
-  return {Json::array({"python3", "-m", "sglang.launch_server"}),
-          Json::array({"--model-path", model, "--host", "0.0.0.0", "--port",
-                       std::to_string(port)})};
+  return {
+      Json::array({"python3", "-m", "sglang.launch_server"}),
+      Json::array({"--model-path", model, "--host", "0.0.0.0", "--port", std::to_string(port)})};
 }
 
 class RoleRenderer {
@@ -132,8 +131,8 @@ public:
   Result<RenderedRole> render(std::size_t index) {
     const api::ModelDeploymentRole& role = deployment_.spec.roles[index];
     const std::string at = rolePath(index);
-    RenderedRole out{role.name, role.kind, Json(), role.command.has_value(), false, std::nullopt,
-                     {}};
+    RenderedRole out{role.name, role.kind,    Json(), role.command.has_value(),
+                     false,     std::nullopt, {}};
     if (role.size != 1) {
       return invalidArgument(at + ".size: " + std::to_string(role.size) +
                              " Pods per serving instance are not offered yet; every role renders "
@@ -193,15 +192,14 @@ public:
                                      {"periodSeconds", 10},
                                      {"failureThreshold", 3}};
     }
-    out.deployment = deploymentOf(role, std::move(container), std::move(volumes),
-                                  std::move(annotations));
+    out.deployment =
+        deploymentOf(role, std::move(container), std::move(volumes), std::move(annotations));
     return out;
   }
 
 private:
   bool attachable() const {
-    return deployment_.spec.kv_cache && inputs_.binding &&
-           !inputs_.binding->master_address.empty();
+    return deployment_.spec.kv_cache && inputs_.binding && !inputs_.binding->master_address.empty();
   }
 
   Result<std::string> imageOf(const api::ModelDeploymentRole& role, const std::string& at) const {
@@ -307,9 +305,9 @@ private:
     if (role.termination_grace_period_seconds) {
       pod_spec["terminationGracePeriodSeconds"] = *role.termination_grace_period_seconds;
     }
-    const std::vector<std::string> secrets = role.image_pull_secrets.empty()
-                                                 ? settingsPullSecrets(inputs_.settings.image_pull_secrets)
-                                                 : role.image_pull_secrets;
+    const std::vector<std::string> secrets =
+        role.image_pull_secrets.empty() ? settingsPullSecrets(inputs_.settings.image_pull_secrets)
+                                        : role.image_pull_secrets;
     if (!secrets.empty()) {
       Json list = Json::array();
       for (const std::string& name : secrets) {
@@ -404,9 +402,12 @@ Role storeRole(std::string_view kind) {
 std::string engineImage(Engine engine, std::string_view version) {
   const std::string tag = "v" + std::string(version.starts_with('v') ? version.substr(1) : version);
   switch (engine) {
-  case Engine::VLLM: return "vllm/vllm-openai:" + tag;
-  case Engine::VLLMAscend: return "quay.io/ascend/vllm-ascend:" + tag;
-  case Engine::SGLang: return "lmsysorg/sglang:" + tag;
+    case Engine::VLLM:
+      return "vllm/vllm-openai:" + tag;
+    case Engine::VLLMAscend:
+      return "quay.io/ascend/vllm-ascend:" + tag;
+    case Engine::SGLang:
+      return "lmsysorg/sglang:" + tag;
   }
   return "vllm/vllm-openai:" + tag;
 }

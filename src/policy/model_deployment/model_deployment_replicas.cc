@@ -6,10 +6,10 @@
 
 #include "kvc/api/message.h"
 #include "kvc/api/model_deployment_conditions.h"
-#include "kvc/policy/model_deployment/model_deployment_render.h"
-#include "kvc/policy/store/store_workload.h"
 #include "kvc/policy/base/json_lookup.h"
 #include "kvc/policy/base/text.h"
+#include "kvc/policy/model_deployment/model_deployment_render.h"
+#include "kvc/policy/store/store_workload.h"
 
 namespace kvc::policy {
 namespace {
@@ -110,10 +110,12 @@ ModelDeploymentEvent evictionEvent(const Json& pod) {
 }
 
 ModelDeploymentEvent leavingEvent(const Json& pod) {
-  std::string message = replicaName(pod) + " is leaving: it was deleted (a scale-down, a rollout "
+  std::string message = replicaName(pod) +
+                        " is leaving: it was deleted (a scale-down, a rollout "
                         "replacing it, or a delete)";
   if (auto grace = number(field(pod, "metadata"), "deletionGracePeriodSeconds")) {
-    message += " and has " + std::to_string(*grace) + " s (terminationGracePeriodSeconds) to "
+    message += " and has " + std::to_string(*grace) +
+               " s (terminationGracePeriodSeconds) to "
                "finish the requests it serves";
   }
   message += ". What it wrote to the shared cache stays there for the other replicas";
@@ -142,8 +144,8 @@ ModelDeploymentEvent restartEvent(const Json& pod, const Json& container_status,
     }
   }
   const Json& metadata = field(pod, "metadata");
-  message += ". Its logs before the restart: kubectl -n " + text(metadata, "namespace") +
-             " logs " + text(metadata, "name") + " -c " + container + " --previous";
+  message += ". Its logs before the restart: kubectl -n " + text(metadata, "namespace") + " logs " +
+             text(metadata, "name") + " -c " + container + " --previous";
   return {"Warning", std::string(md::kEventReplicaRestarted), std::move(message)};
 }
 
@@ -188,9 +190,8 @@ std::tuple<std::string, bool, std::string, std::string> skewInputs(const Json& p
 // "a, b and 3 more".
 std::string someNames(const std::vector<std::string>& names) {
   constexpr std::size_t kShown = 3;
-  std::vector<std::string> shown(names.begin(),
-                                 names.begin() + static_cast<std::ptrdiff_t>(
-                                                     std::min(kShown, names.size())));
+  std::vector<std::string> shown(
+      names.begin(), names.begin() + static_cast<std::ptrdiff_t>(std::min(kShown, names.size())));
   std::string out = commaList(shown);
   if (names.size() > kShown) {
     out += " and " + std::to_string(names.size() - kShown) + " more";
@@ -286,11 +287,12 @@ std::optional<RuntimeSkew> runtimeVersionSkew(
   for (std::size_t i = 0; i < parts.size(); ++i) {
     message += (i == 0 ? "" : "; ") + parts[i];
   }
-  message += ". Replicas of one deployment should run one build: two builds can answer the same "
-             "request differently, and replicas attached to one reuse domain would serve each "
-             "other KV blocks computed by another build. Fix: name the engine image by digest or "
-             "by a fixed version tag (spec.engine.image, or the same roles[].image on every "
-             "role), so that every node runs the same build";
+  message +=
+      ". Replicas of one deployment should run one build: two builds can answer the same "
+      "request differently, and replicas attached to one reuse domain would serve each "
+      "other KV blocks computed by another build. Fix: name the engine image by digest or "
+      "by a fixed version tag (spec.engine.image, or the same roles[].image on every "
+      "role), so that every node runs the same build";
   skew.event = {"Warning", std::string(md::kEventRuntimeVersionSkew), std::move(message)};
   return skew;
 }

@@ -8,9 +8,9 @@
 #include "kvc/api/model_deployment_conditions.h"
 #include "kvc/api/phase.h"
 #include "kvc/common/quantity.h"
+#include "kvc/policy/base/text.h"
 #include "kvc/policy/model_deployment/model_deployment_render.h"
 #include "kvc/policy/store/store_workload.h"
-#include "kvc/policy/base/text.h"
 
 namespace kvc::policy {
 namespace {
@@ -40,9 +40,9 @@ struct View {
   const ModelDeploymentFacts& facts;
   const api::ModelDeployment& md;
   std::string namespace_name;
-  std::string self;          // "ModelDeployment team-a/qwen-chat"
-  std::string binding_name;  // spec.kvCache.poolRef
-  std::string binding_ref;   // "KVCachePoolBinding team-a/team-a"
+  std::string self;                    // "ModelDeployment team-a/qwen-chat"
+  std::string binding_name;            // spec.kvCache.poolRef
+  std::string binding_ref;             // "KVCachePoolBinding team-a/team-a"
   std::vector<std::string> managed;    // roles without roles[].command
   std::vector<std::string> unmanaged;  // roles with it
   std::map<std::string, const ModelDeploymentRoleFacts*> roles;
@@ -96,11 +96,12 @@ std::string frozenFix(const View& v) {
 Condition bindingNotFound(std::string_view type, const View& v, std::string_view consequence) {
   return makeCondition(
       type, api::kConditionFalse, md::kReasonBindingNotFound,
-      "KVCachePoolBinding " + inQuotes(v.binding_name) +
-          ", named by spec.kvCache.poolRef of " + v.self + ", does not exist in namespace " +
-          inQuotes(v.namespace_name) + ", so " + std::string(consequence) +
+      "KVCachePoolBinding " + inQuotes(v.binding_name) + ", named by spec.kvCache.poolRef of " +
+          v.self + ", does not exist in namespace " + inQuotes(v.namespace_name) + ", so " +
+          std::string(consequence) +
           ". Fix: ask the cluster administrator to create that Binding (it grants the namespace "
-          "a pool); " + frozenFix(v));
+          "a pool); " +
+          frozenFix(v));
 }
 
 Condition bindingDeleting(std::string_view type, const View& v, std::string_view consequence) {
@@ -135,12 +136,12 @@ std::string saidBy(const View& v, const Condition& granted) {
 
 Condition notObserved(std::string_view type, const View& v, const Condition* granted,
                       std::string_view what) {
-  std::string message =
-      granted == nullptr
-          ? v.binding_ref + " has not reported QuotaGranted yet"
-          : saidBy(v, *granted);
-  message += ", so " + std::string(what) + " is not known yet. It is reported once the "
-             "controller of KVCachePool " + v.pool() + " has read the store's ledger";
+  std::string message = granted == nullptr ? v.binding_ref + " has not reported QuotaGranted yet"
+                                           : saidBy(v, *granted);
+  message += ", so " + std::string(what) +
+             " is not known yet. It is reported once the "
+             "controller of KVCachePool " +
+             v.pool() + " has read the store's ledger";
   return makeCondition(type, api::kConditionUnknown, md::kReasonNotObserved, std::move(message));
 }
 
@@ -158,24 +159,25 @@ std::optional<Condition> bindingProblem(std::string_view type, const View& v,
 }
 
 Condition domainRegistered(const View& v) {
-  if (auto problem = bindingProblem(md::kDomainRegistered, v,
-                                    "no reuse domain is registered for its roles")) {
+  if (auto problem =
+          bindingProblem(md::kDomainRegistered, v, "no reuse domain is registered for its roles")) {
     return *problem;
   }
-  const Condition* granted =
-      api::findCondition(v.binding()->status.conditions, b::kQuotaGranted);
+  const Condition* granted = api::findCondition(v.binding()->status.conditions, b::kQuotaGranted);
   if (granted == nullptr || granted->status == api::kConditionUnknown) {
     return notObserved(md::kDomainRegistered, v, granted,
-                       "whether the reuse domain " + v.domain() + " is in the store's tenant "
-                       "ledger");
+                       "whether the reuse domain " + v.domain() +
+                           " is in the store's tenant "
+                           "ledger");
   }
   if (granted->status == api::kConditionTrue && granted->reason == b::kReasonUnenforced) {
     return makeCondition(
         md::kDomainRegistered, api::kConditionTrue, md::kReasonNoTenantLedger,
-        "the store behind KVCachePool " + v.pool() + " keeps no tenant ledger (multi-tenancy "
-        "is off), so there is nothing to register: the engines are given no tenant id and "
-        "every write lands in the store's default tenant, shared with every other workload on "
-        "it");
+        "the store behind KVCachePool " + v.pool() +
+            " keeps no tenant ledger (multi-tenancy "
+            "is off), so there is nothing to register: the engines are given no tenant id and "
+            "every write lands in the store's default tenant, shared with every other workload on "
+            "it");
   }
   if (granted->status == api::kConditionFalse && granted->reason == b::kReasonNoLedgerEntry) {
     return makeCondition(md::kDomainRegistered, api::kConditionFalse,
@@ -189,8 +191,7 @@ Condition domainRegistered(const View& v) {
   }
   return makeCondition(md::kDomainRegistered, api::kConditionTrue, md::kReasonRegistered,
                        "the reuse domain " + v.domain() + " of " + v.binding_ref +
-                           " is in the tenant ledger of the store behind KVCachePool " +
-                           v.pool());
+                           " is in the tenant ledger of the store behind KVCachePool " + v.pool());
 }
 
 Condition quotaReserved(const View& v) {
@@ -222,8 +223,8 @@ Condition quotaReserved(const View& v) {
   if (granted->reason == b::kReasonUnenforced && granted->status == api::kConditionTrue) {
     return makeCondition(md::kQuotaReserved, api::kConditionTrue, md::kReasonUnenforced,
                          "the store behind KVCachePool " + v.pool() +
-                             " keeps no tenant ledger, so the " + ceiling + " of " +
-                             v.binding_ref + " is not enforced and nothing is reserved per "
+                             " keeps no tenant ledger, so the " + ceiling + " of " + v.binding_ref +
+                             " is not enforced and nothing is reserved per "
                              "domain: writes share the store's default tenant");
   }
   if (granted->reason == b::kReasonZeroGranted && granted->status == api::kConditionFalse) {
@@ -231,24 +232,23 @@ Condition quotaReserved(const View& v) {
                          "the store grants the reuse domain " + v.domain() + " of " +
                              v.binding_ref + " nothing (status.effectiveQuota 0, " + ceiling +
                              "), so the engines find no room to store blocks. Fix: read the "
-                             "CapacityAllocatable condition of KVCachePool " + v.pool() +
-                             " (kubectl describe kvcp " + binding.spec.pool_ref +
+                             "CapacityAllocatable condition of KVCachePool " +
+                             v.pool() + " (kubectl describe kvcp " + binding.spec.pool_ref +
                              "): NothingToAllocate means no store member has mounted yet (a "
                              "restarted master takes about 30 s to remount); otherwise the "
                              "proportional recut left this domain no share — lower the ceilings "
                              "of other Bindings on the pool or raise its spec.quota.total");
   }
   if (granted->reason == b::kReasonNoLedgerEntry && granted->status == api::kConditionFalse) {
-    return makeCondition(md::kQuotaReserved, api::kConditionFalse,
-                         md::kReasonDomainNotRegistered,
+    return makeCondition(md::kQuotaReserved, api::kConditionFalse, md::kReasonDomainNotRegistered,
                          "the reuse domain " + v.domain() + " of " + v.binding_ref +
                              " is not in the store's tenant ledger, so no quota is reserved for "
                              "it; see DomainRegistered");
   }
   if (granted->reason == b::kReasonGrantNotExported) {
     return makeCondition(md::kQuotaReserved, api::kConditionUnknown, md::kReasonGrantNotExported,
-                         "the grant of the reuse domain " + v.domain() + " of " +
-                             v.binding_ref + " is not known. " + saidBy(v, *granted));
+                         "the grant of the reuse domain " + v.domain() + " of " + v.binding_ref +
+                             " is not known. " + saidBy(v, *granted));
   }
   if (granted->status == api::kConditionUnknown) {
     return notObserved(md::kQuotaReserved, v, granted, "the grant of its reuse domain");
@@ -280,9 +280,11 @@ Condition refused(const View& v, const Refusal& refusal) {
     case RefusalReason::LedgerNotAvailable:
       return makeCondition(
           md::kCacheAttached, api::kConditionFalse, md::kReasonLedgerNotAvailable,
-          of + " does not report its tenant ledger available (QuotaLedgerAvailable is not True), "
-               "so the reuse domain " + v.domain() + " cannot be served and " +
-              std::string(kNoConnector) + ". Fix: read that condition (kubectl describe kvcp " +
+          of +
+              " does not report its tenant ledger available (QuotaLedgerAvailable is not True), "
+              "so the reuse domain " +
+              v.domain() + " cannot be served and " + std::string(kNoConnector) +
+              ". Fix: read that condition (kubectl describe kvcp " +
               (v.binding() ? v.binding()->spec.pool_ref : std::string()) +
               ") and restore the store's master; the roles are rendered with the connector, and "
               "roll, once the pool reports it True");
@@ -293,8 +295,10 @@ Condition refused(const View& v, const Refusal& refusal) {
     case RefusalReason::ClientEndpointMissing:
       return makeCondition(
           md::kCacheAttached, api::kConditionFalse, md::kReasonPoolUnreachable,
-          of + " has published no client endpoint (its status.clientEndpoint is empty), so the "
-               "store cannot be reached and " + std::string(kNoConnector) +
+          of +
+              " has published no client endpoint (its status.clientEndpoint is empty), so the "
+              "store cannot be reached and " +
+              std::string(kNoConnector) +
               ". Fix: read the pool's BackendResolved condition and its backend's "
               "LeaderAvailable; the roles are rendered with the connector, and roll, once the "
               "pool reports status.clientEndpoint");
@@ -304,8 +308,7 @@ Condition refused(const View& v, const Refusal& refusal) {
                            md::kReasonTransportUnsupported,
                            std::string(kNoConnector) + ": " + refusal.message);
     default:
-      return makeCondition(md::kCacheAttached, api::kConditionFalse,
-                           md::kReasonBindingNotResolved,
+      return makeCondition(md::kCacheAttached, api::kConditionFalse, md::kReasonBindingNotResolved,
                            v.binding_ref + " could not be resolved (" +
                                std::string(refusalReasonName(refusal.reason)) + "), so " +
                                std::string(kNoConnector) + ": " + refusal.message);
@@ -327,14 +330,17 @@ Condition cacheAttached(const View& v, const Condition& registered) {
         md::kCacheAttached, api::kConditionUnknown, md::kReasonUnmanaged,
         "every role of " + v.self + " (" + api::nameList(v.unmanaged) +
             ") sets roles[].command, so the operator renders no connector and cannot tell "
-            "whether the engine uses the cache of " + v.binding_ref +
+            "whether the engine uses the cache of " +
+            v.binding_ref +
             ". To have the operator attach the roles, create the ModelDeployment without "
             "roles[].command (the field is frozen)");
   }
   if (f.render_error) {
     return makeCondition(md::kCacheAttached, api::kConditionFalse, md::kReasonRenderFailed,
-                         "the roles of " + v.self + " could not be rendered, so nothing was "
-                         "applied: " + api::boundDetail(*f.render_error) +
+                         "the roles of " + v.self +
+                             " could not be rendered, so nothing was "
+                             "applied: " +
+                             api::boundDetail(*f.render_error) +
                              ". Fix the field the error names; the running Deployments keep "
                              "their last template meanwhile, and whether it carries a connector "
                              "is not judged");
@@ -367,11 +373,10 @@ Condition cacheAttached(const View& v, const Condition& registered) {
                              r.master_address + ": the operator's log says why");
   }
   if (registered.status == api::kConditionFalse) {
-    return makeCondition(md::kCacheAttached, api::kConditionFalse,
-                         md::kReasonDomainNotRegistered,
+    return makeCondition(md::kCacheAttached, api::kConditionFalse, md::kReasonDomainNotRegistered,
                          "the roles are rendered with the connector, but the store refuses "
-                         "writes under the reuse domain " + v.domain() +
-                             " (DomainRegistered is False, " + registered.reason +
+                         "writes under the reuse domain " +
+                             v.domain() + " (DomainRegistered is False, " + registered.reason +
                              "), so nothing is cached: see DomainRegistered");
   }
   std::vector<std::string> pending;
@@ -388,16 +393,17 @@ Condition cacheAttached(const View& v, const Condition& registered) {
     return makeCondition(md::kCacheAttached, api::kConditionFalse, md::kReasonNotApplied,
                          "the connector is rendered, but " + commaList(pending) +
                              ". The operator applies it on every pass; if this persists, the "
-                             "Events of " + v.self + " and the operator's log name the error");
+                             "Events of " +
+                             v.self + " and the operator's log name the error");
   }
   const api::ReuseDomain& d = v.binding()->spec.domain;
   return makeCondition(md::kCacheAttached, api::kConditionTrue, md::kReasonAttached,
                        "every managed role (" + api::nameList(v.managed) +
-                           ") is rendered with the Mooncake connector to KVCachePool " + inQuotes(r.pool) + " at " +
-                           r.master_address + " (" + (r.protocol.empty() ? "tcp" : r.protocol) +
-                           ") through " + v.binding_ref + ", reuse domain " + inQuotes(d.name) +
-                           " (" + d.dtype + ", block size " + std::to_string(d.block_size) +
-                           ")" + notJudged(v));
+                           ") is rendered with the Mooncake connector to KVCachePool " +
+                           inQuotes(r.pool) + " at " + r.master_address + " (" +
+                           (r.protocol.empty() ? "tcp" : r.protocol) + ") through " +
+                           v.binding_ref + ", reuse domain " + inQuotes(d.name) + " (" + d.dtype +
+                           ", block size " + std::to_string(d.block_size) + ")" + notJudged(v));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -408,8 +414,8 @@ std::int64_t desiredReplicas(const api::ModelDeploymentRole& role) { return role
 Condition replicasUpToDate(const View& v) {
   if (v.facts.render_error) {
     return makeCondition(md::kReplicasUpToDate, api::kConditionUnknown, md::kReasonRenderFailed,
-                         "the roles of " + v.self + " could not be rendered: " +
-                             api::boundDetail(*v.facts.render_error) +
+                         "the roles of " + v.self +
+                             " could not be rendered: " + api::boundDetail(*v.facts.render_error) +
                              ". Fix the field the error names; nothing is applied until then, "
                              "and the running Deployments keep their last template, so whether "
                              "the replicas are up to date is not known");
@@ -431,11 +437,11 @@ Condition replicasUpToDate(const View& v) {
       continue;
     }
     if (live->pod_spec_hash != *facts->rendered_hash) {
-      not_applied.push_back(workload + " runs a Pod template other than the rendered one (" +
-                            std::string(kPodSpecHashAnnotation) + " " +
-                            (live->pod_spec_hash.empty() ? std::string("absent")
-                                                         : live->pod_spec_hash) +
-                            ", rendered " + *facts->rendered_hash + ")");
+      not_applied.push_back(
+          workload + " runs a Pod template other than the rendered one (" +
+          std::string(kPodSpecHashAnnotation) + " " +
+          (live->pod_spec_hash.empty() ? std::string("absent") : live->pod_spec_hash) +
+          ", rendered " + *facts->rendered_hash + ")");
       continue;
     }
     if (live->spec_replicas != desired) {
@@ -468,17 +474,16 @@ Condition replicasUpToDate(const View& v) {
     return makeCondition(md::kReplicasUpToDate, api::kConditionFalse, md::kReasonNotApplied,
                          api::nameList(all) +
                              ". The operator applies the rendered Deployments on every pass; if "
-                             "this persists, the Events of " + v.self +
-                             " and the operator's log name the error");
+                             "this persists, the Events of " +
+                             v.self + " and the operator's log name the error");
   }
   if (!rolling.empty()) {
-    return makeCondition(md::kReplicasUpToDate, api::kConditionFalse,
-                         md::kReasonRolloutInProgress,
+    return makeCondition(md::kReplicasUpToDate, api::kConditionFalse, md::kReasonRolloutInProgress,
                          "rolling out: " + api::nameList(rolling) +
                              ". Each role replaces one replica at a time (maxUnavailable 1, no "
                              "surge); a rollout that stalls shows in the role's Pods (kubectl -n " +
-                             v.namespace_name + " get pods -l app.kubernetes.io/instance=" +
-                             v.md.metadata.name + ")");
+                             v.namespace_name +
+                             " get pods -l app.kubernetes.io/instance=" + v.md.metadata.name + ")");
   }
   return makeCondition(md::kReplicasUpToDate, api::kConditionTrue, md::kReasonUpToDate,
                        "every replica runs the current template: " + commaList(done));
@@ -510,12 +515,12 @@ Condition roleKindsReady(const View& v) {
       const std::int64_t n = readyOf(v, role.name);
       sum += n;
       names.push_back(role.name);
-      detail.push_back("role " + role.name + ": " +
-                       (v.live(role.name) == nullptr ? std::string("no Deployment yet")
-                        : !v.live(role.name)->ready_replicas
-                            ? std::string("its Deployment has not reported yet")
-                            : std::to_string(n) + " of " + std::to_string(role.replicas) +
-                                  " ready"));
+      detail.push_back(
+          "role " + role.name + ": " +
+          (v.live(role.name) == nullptr ? std::string("no Deployment yet")
+           : !v.live(role.name)->ready_replicas
+               ? std::string("its Deployment has not reported yet")
+               : std::to_string(n) + " of " + std::to_string(role.replicas) + " ready"));
     }
     if (sum > 0) {
       ready.push_back(kind + " " + std::to_string(sum));
@@ -525,13 +530,13 @@ Condition roleKindsReady(const View& v) {
     }
   }
   if (!missing.empty()) {
-    const bool pair =
-        std::find(kinds.begin(), kinds.end(), api::kRoleKindPrefill) != kinds.end() &&
-        std::find(kinds.begin(), kinds.end(), api::kRoleKindDecode) != kinds.end();
+    const bool pair = std::find(kinds.begin(), kinds.end(), api::kRoleKindPrefill) != kinds.end() &&
+                      std::find(kinds.begin(), kinds.end(), api::kRoleKindDecode) != kinds.end();
     std::string message = "no replica is ready for the role kind " + commaList(missing, "");
     if (pair) {
-      message += "; a prefill/decode deployment serves only while both kinds have a ready "
-                 "replica";
+      message +=
+          "; a prefill/decode deployment serves only while both kinds have a ready "
+          "replica";
     }
     std::string components;
     for (const std::string& role : missing_roles) {
@@ -600,8 +605,8 @@ std::string deletingMessage(const View& v) {
     waiting = "Deployment " + api::nameList(left);
   }
   if (v.facts.pods_left > 0) {
-    waiting += (waiting.empty() ? "" : " and ") + plural(v.facts.pods_left, "Pod") +
-               " of its roles";
+    waiting +=
+        (waiting.empty() ? "" : " and ") + plural(v.facts.pods_left, "Pod") + " of its roles";
   }
   return v.self + " is being deleted: waiting for " + waiting + " to go" +
          (holds ? "; until then it stays in the status.usedBy of " + v.binding_ref +
@@ -643,15 +648,14 @@ void setPhase(api::ModelDeployment::Status& status, const View& v) {
     return;
   }
   const bool was_ready = previous.phase == api::kPhaseReady;
-  const bool was_lost = previous.phase == api::kPhaseDegraded && fault(previous.conditions) ==
-                                                                      nullptr;
+  const bool was_lost =
+      previous.phase == api::kPhaseDegraded && fault(previous.conditions) == nullptr;
   const std::string ready_text = "ready replicas per role: " + commaList(short_roles);
   if ((was_ready && lost) || was_lost) {
     status.phase = std::string(api::kPhaseDegraded);
-    status.phase_message =
-        "replicas were lost after " + v.self + " was ready (" + ready_text +
-        "). Read the Pods and their Events: kubectl -n " + v.namespace_name +
-        " get pods -l app.kubernetes.io/instance=" + v.md.metadata.name;
+    status.phase_message = "replicas were lost after " + v.self + " was ready (" + ready_text +
+                           "). Read the Pods and their Events: kubectl -n " + v.namespace_name +
+                           " get pods -l app.kubernetes.io/instance=" + v.md.metadata.name;
     return;
   }
   status.phase = std::string(api::kPhaseStarting);
@@ -729,8 +733,8 @@ RoleDeploymentObservation observeRoleDeployment(const Json& deployment) {
     out.available_replicas = integerAt(deployment, "/status/availableReplicas").value_or(0);
   }
   if (deployment.is_object()) {
-    const Json annotations = deployment.value(
-        Json::json_pointer("/spec/template/metadata/annotations"), Json::object());
+    const Json annotations =
+        deployment.value(Json::json_pointer("/spec/template/metadata/annotations"), Json::object());
     if (annotations.is_object()) {
       const Json hash = annotations.value(std::string(kPodSpecHashAnnotation), Json());
       if (hash.is_string()) {

@@ -51,8 +51,8 @@ Condition releasable(const BindingFacts& facts, const MasterReading& reading) {
     return makeCondition(b::kReleasable, api::kConditionFalse, b::kReasonHeldByWorkloads,
                          self + " is still referenced by " + api::nameList(facts.holders) +
                              ". Fix: delete those workloads, or point them at another Binding; "
-                             "the reuse domain " + inQuotes(domain) +
-                             " is then released from the ledger");
+                             "the reuse domain " +
+                             inQuotes(domain) + " is then released from the ledger");
   }
   if (facts.admission_window_closes) {
     return makeCondition(
@@ -64,8 +64,8 @@ Condition releasable(const BindingFacts& facts, const MasterReading& reading) {
   }
   if (contains(reading.retained, domain)) {
     return makeCondition(b::kReleasable, api::kConditionFalse, b::kReasonLedgerNotReleased,
-                         "the master at " + reading.admin_address +
-                             " keeps the reuse domain " + inQuotes(domain) +
+                         "the master at " + reading.admin_address + " keeps the reuse domain " +
+                             inQuotes(domain) +
                              ": the domain still holds objects (TENANT_NOT_EMPTY). It is retried "
                              "with backoff and released once its objects are gone");
   }
@@ -76,13 +76,15 @@ Condition releasable(const BindingFacts& facts, const MasterReading& reading) {
   }
   const std::string why = reading.ledger_error.empty() ? "the ledger was not read this pass"
                                                        : api::boundDetail(reading.ledger_error);
-  return makeCondition(b::kReleasable, api::kConditionFalse, b::kReasonLedgerNotReleased,
-                       "the reuse domain " + inQuotes(domain) + " cannot be removed from the "
-                       "ledger of " + (reading.admin_address.empty() ? std::string("the master")
-                                                                      : reading.admin_address) +
-                           " yet: " + why +
-                           ". It is retried every 30 s; removing the finalizer by hand is the "
-                           "escape, and leaves the domain in the ledger");
+  return makeCondition(
+      b::kReleasable, api::kConditionFalse, b::kReasonLedgerNotReleased,
+      "the reuse domain " + inQuotes(domain) +
+          " cannot be removed from the "
+          "ledger of " +
+          (reading.admin_address.empty() ? std::string("the master") : reading.admin_address) +
+          " yet: " + why +
+          ". It is retried every 30 s; removing the finalizer by hand is the "
+          "escape, and leaves the domain in the ledger");
 }
 
 // status.usedBy as it was, less the ModelDeployments that no longer exist (a finalizer removed
@@ -135,9 +137,9 @@ void reportFigures(api::KVCachePoolBinding::Status& status, const BindingFacts& 
   if (carry_over) {
     return;
   }
-  const TenantFigures* figures =
-      contested(facts) || reading.ledger == LedgerState::NoLedger ? nullptr
-                                                                  : scrapedFigures(facts, reading);
+  const TenantFigures* figures = contested(facts) || reading.ledger == LedgerState::NoLedger
+                                     ? nullptr
+                                     : scrapedFigures(facts, reading);
   if (figures == nullptr) {
     status.requested_quota.reset();
     status.effective_quota.reset();
@@ -158,15 +160,15 @@ Condition quotaObserved(const BindingFacts& facts, const MasterReading& reading)
     return makeCondition(
         b::kQuotaObserved, api::kConditionTrue, b::kReasonNoTenantLedger,
         "the master keeps no tenant ledger (multi-tenancy is off), so no figure is reported "
-        "for the reuse domain " + inQuotes(domain) + "; every write lands in the default tenant");
+        "for the reuse domain " +
+            inQuotes(domain) + "; every write lands in the default tenant");
   }
   if (!reading.scraped) {
-    return makeCondition(
-        b::kQuotaObserved, api::kConditionFalse, b::kReasonMasterNotScraped,
-        "the metrics of the master could not be read (" +
-            api::boundDetail(reading.scrape_error.empty() ? "not attempted"
-                                                          : reading.scrape_error) +
-            "); the figures are from the last pass that could read them");
+    return makeCondition(b::kQuotaObserved, api::kConditionFalse, b::kReasonMasterNotScraped,
+                         "the metrics of the master could not be read (" +
+                             api::boundDetail(reading.scrape_error.empty() ? "not attempted"
+                                                                           : reading.scrape_error) +
+                             "); the figures are from the last pass that could read them");
   }
   const TenantFigures* figures = scrapedFigures(facts, reading);
   if (figures == nullptr) {
@@ -213,18 +215,18 @@ std::optional<Condition> quotaGranted(const BindingFacts& facts, const MasterRea
     grant = entry->effective_bytes;  // the metrics are unreadable; the ledger says it
   }
   if (!in_ledger) {
-    return makeCondition(
-        b::kQuotaGranted, api::kConditionFalse, b::kReasonNoLedgerEntry,
-        "the reuse domain " + inQuotes(domain) + " is not in the tenant ledger of " +
-            reading.admin_address + " yet, so writes under it are refused "
-            "(TENANT_NOT_REGISTERED). See the pool's QuotaLedgerAvailable and "
-            "QuotaPolicyWritable");
+    return makeCondition(b::kQuotaGranted, api::kConditionFalse, b::kReasonNoLedgerEntry,
+                         "the reuse domain " + inQuotes(domain) +
+                             " is not in the tenant ledger of " + reading.admin_address +
+                             " yet, so writes under it are refused "
+                             "(TENANT_NOT_REGISTERED). See the pool's QuotaLedgerAvailable and "
+                             "QuotaPolicyWritable");
   }
   if (!grant) {
-    return makeCondition(
-        b::kQuotaGranted, api::kConditionFalse, b::kReasonGrantNotExported,
-        "the reuse domain " + inQuotes(domain) + " is in the ledger, but the master's metrics "
-        "do not export its grant (mooncake_tenant_quota_effective_bytes)");
+    return makeCondition(b::kQuotaGranted, api::kConditionFalse, b::kReasonGrantNotExported,
+                         "the reuse domain " + inQuotes(domain) +
+                             " is in the ledger, but the master's metrics "
+                             "do not export its grant (mooncake_tenant_quota_effective_bytes)");
   }
   if (*grant == 0) {
     return makeCondition(
@@ -235,9 +237,9 @@ std::optional<Condition> quotaGranted(const BindingFacts& facts, const MasterRea
             "about 30 s to remount); otherwise the proportional recut left this domain no "
             "share");
   }
-  return makeCondition(b::kQuotaGranted, api::kConditionTrue, b::kReasonGranted,
-                       "the master grants the reuse domain " + inQuotes(domain) + " " +
-                           bytesText(*grant));
+  return makeCondition(
+      b::kQuotaGranted, api::kConditionTrue, b::kReasonGranted,
+      "the master grants the reuse domain " + inQuotes(domain) + " " + bytesText(*grant));
 }
 
 // The phase (contract §5), from the conditions already set: Deleting, with Releasable's
@@ -282,8 +284,8 @@ bool bindingReleased(const BindingFacts& facts, const MasterReading& reading) {
 }
 
 api::KVCachePoolBinding::Status bindingStatus(const BindingFacts& facts,
-                                              const MasterReading& reading,
-                                              std::int64_t generation, std::string_view now) {
+                                              const MasterReading& reading, std::int64_t generation,
+                                              std::string_view now) {
   api::KVCachePoolBinding::Status status = facts.binding.status;  // the figures carry over
   status.used_by = liveUsers(facts);
   reportFigures(status, facts, reading);

@@ -201,8 +201,7 @@ void planBindings(const PoolObservation& seen, const PoolBackend& backend,
 
 // 8: the pool's release or its status.
 void planPoolItself(const PoolObservation& seen, const PoolBackend& backend,
-                    const DesiredLedger& desired, const MasterReading& reading,
-                    PoolPlan& plan) {
+                    const DesiredLedger& desired, const MasterReading& reading, PoolPlan& plan) {
   const KVCachePool& pool = seen.pool;
   PoolFacts facts;
   facts.pool = pool;
@@ -237,8 +236,8 @@ std::chrono::nanoseconds requeueAfter(const PoolObservation& seen) {
   std::chrono::nanoseconds next = seen.resync;
   for (const auto& [key, hold] : seen.holds) {
     if (hold.window_left_seconds) {
-      next = std::min<std::chrono::nanoseconds>(next,
-                                                std::chrono::seconds(*hold.window_left_seconds));
+      next =
+          std::min<std::chrono::nanoseconds>(next, std::chrono::seconds(*hold.window_left_seconds));
     }
   }
   return next;

@@ -29,36 +29,37 @@ bool contested(const PoolFacts& facts, const std::string& domain) {
 
 Condition backendResolved(const PoolFacts& facts) {
   switch (facts.resolution) {
-  case BackendResolution::NotSingular:
-    return makeCondition(p::kBackendResolved, api::kConditionFalse, p::kReasonBackendNotSingular,
-                         "spec.backends names " + std::to_string(facts.pool.spec.backends.size()) +
-                             " backends; a pool draws on exactly one. Fix: create a pool that "
-                             "names one KVCacheBackend");
-  case BackendResolution::NotFound:
-    return makeCondition(p::kBackendResolved, api::kConditionFalse, p::kReasonBackendNotFound,
-                         "KVCacheBackend " + inQuotes(facts.backend) +
-                             " does not exist. Fix: create it (spec.backends cannot be "
-                             "re-pointed)");
-  case BackendResolution::EndpointsNotPublished:
-    return makeCondition(p::kBackendResolved, api::kConditionFalse,
-                         p::kReasonEndpointsNotPublished,
-                         "KVCacheBackend " + inQuotes(facts.backend) +
-                             " has not published its Admin endpoint yet (status.endpoints); "
-                             "checked again in 30 s");
-  case BackendResolution::Resolved:
-    break;
+    case BackendResolution::NotSingular:
+      return makeCondition(p::kBackendResolved, api::kConditionFalse, p::kReasonBackendNotSingular,
+                           "spec.backends names " +
+                               std::to_string(facts.pool.spec.backends.size()) +
+                               " backends; a pool draws on exactly one. Fix: create a pool that "
+                               "names one KVCacheBackend");
+    case BackendResolution::NotFound:
+      return makeCondition(p::kBackendResolved, api::kConditionFalse, p::kReasonBackendNotFound,
+                           "KVCacheBackend " + inQuotes(facts.backend) +
+                               " does not exist. Fix: create it (spec.backends cannot be "
+                               "re-pointed)");
+    case BackendResolution::EndpointsNotPublished:
+      return makeCondition(p::kBackendResolved, api::kConditionFalse,
+                           p::kReasonEndpointsNotPublished,
+                           "KVCacheBackend " + inQuotes(facts.backend) +
+                               " has not published its Admin endpoint yet (status.endpoints); "
+                               "checked again in 30 s");
+    case BackendResolution::Resolved:
+      break;
   }
-  return makeCondition(p::kBackendResolved, api::kConditionTrue, p::kReasonResolved,
-                       "KVCacheBackend " + inQuotes(facts.backend) + " serves clients at " +
-                           facts.client_endpoint);
+  return makeCondition(
+      p::kBackendResolved, api::kConditionTrue, p::kReasonResolved,
+      "KVCacheBackend " + inQuotes(facts.backend) + " serves clients at " + facts.client_endpoint);
 }
 
 // usedBy: every Binding that names the pool, sorted.
 std::vector<api::ObjectReference> usedBy(const PoolFacts& facts) {
   std::vector<api::ObjectReference> used_by;
   for (const api::KVCachePoolBinding& binding : facts.bindings) {
-    used_by.push_back({std::string(api::kKindBinding), binding.metadata.namespace_name,
-                       binding.metadata.name});
+    used_by.push_back(
+        {std::string(api::kKindBinding), binding.metadata.namespace_name, binding.metadata.name});
   }
   std::sort(used_by.begin(), used_by.end());
   return used_by;
@@ -90,62 +91,62 @@ std::optional<Condition> quotaWithinTotal(const PoolFacts& facts) {
 // to it were saved. Whatever makes the ledger unavailable leaves the second Unknown.
 Condition quotaLedgerAvailable(const PoolFacts& facts, const MasterReading& reading) {
   switch (reading.ledger) {
-  case LedgerState::NoLedger: {
-    const std::string why =
-        reading.declared_single_tenant
-            ? "KVCacheBackend " + inQuotes(facts.backend) + " declares leader.multiTenancy: false"
-            : "the master at " + reading.admin_address +
-                  " runs without multi-tenancy (409 UNAVAILABLE_IN_CURRENT_MODE)";
-    return makeCondition(
-        p::kQuotaLedgerAvailable, api::kConditionFalse, p::kReasonMultiTenancyDisabled,
-        why + ", so it keeps no per-tenant quota ledger: ceilings are not enforced and every "
+    case LedgerState::NoLedger: {
+      const std::string why =
+          reading.declared_single_tenant
+              ? "KVCacheBackend " + inQuotes(facts.backend) + " declares leader.multiTenancy: false"
+              : "the master at " + reading.admin_address +
+                    " runs without multi-tenancy (409 UNAVAILABLE_IN_CURRENT_MODE)";
+      return makeCondition(
+          p::kQuotaLedgerAvailable, api::kConditionFalse, p::kReasonMultiTenancyDisabled,
+          why +
+              ", so it keeps no per-tenant quota ledger: ceilings are not enforced and every "
               "write lands in the store's default tenant");
-  }
-  case LedgerState::Unreachable:
-    break;
-  case LedgerState::Read:
-    if (reading.ledger_error.empty()) {
-      return makeCondition(p::kQuotaLedgerAvailable, api::kConditionTrue, p::kReasonAvailable,
-                           "the tenant ledger of " + reading.admin_address +
-                               " is readable and writable");
     }
-    break;
+    case LedgerState::Unreachable:
+      break;
+    case LedgerState::Read:
+      if (reading.ledger_error.empty()) {
+        return makeCondition(
+            p::kQuotaLedgerAvailable, api::kConditionTrue, p::kReasonAvailable,
+            "the tenant ledger of " + reading.admin_address + " is readable and writable");
+      }
+      break;
   }
-  return makeCondition(p::kQuotaLedgerAvailable, api::kConditionFalse,
-                       p::kReasonLedgerUnreachable, api::boundDetail(reading.ledger_error));
+  return makeCondition(p::kQuotaLedgerAvailable, api::kConditionFalse, p::kReasonLedgerUnreachable,
+                       api::boundDetail(reading.ledger_error));
 }
 
 Condition quotaPolicyWritable(const PoolFacts& facts, const MasterReading& reading) {
   switch (reading.ledger) {
-  case LedgerState::NoLedger:
-    return makeCondition(p::kQuotaPolicyWritable, api::kConditionUnknown,
-                         p::kReasonMultiTenancyDisabled, "there is no tenant ledger to write");
-  case LedgerState::Unreachable:
-    return makeCondition(p::kQuotaPolicyWritable, api::kConditionUnknown,
-                         p::kReasonLedgerUnreachable,
-                         "the tenant ledger of " + reading.admin_address +
-                             " could not be reached");
-  case LedgerState::Read:
-    break;
+    case LedgerState::NoLedger:
+      return makeCondition(p::kQuotaPolicyWritable, api::kConditionUnknown,
+                           p::kReasonMultiTenancyDisabled, "there is no tenant ledger to write");
+    case LedgerState::Unreachable:
+      return makeCondition(
+          p::kQuotaPolicyWritable, api::kConditionUnknown, p::kReasonLedgerUnreachable,
+          "the tenant ledger of " + reading.admin_address + " could not be reached");
+    case LedgerState::Read:
+      break;
   }
   if (!reading.ledger_error.empty()) {
     return makeCondition(p::kQuotaPolicyWritable, api::kConditionUnknown,
                          p::kReasonLedgerUnreachable,
-                         "a request to the tenant ledger of " + reading.admin_address +
-                             " failed");
+                         "a request to the tenant ledger of " + reading.admin_address + " failed");
   }
   if (!reading.persist_error.empty()) {
-    return makeCondition(
-        p::kQuotaPolicyWritable, api::kConditionFalse, p::kReasonQuotaPolicyNotWritable,
-        "the master could not save its tenant-quota policy, so the change was not "
-        "applied (500 PERSISTENT_FAIL): " +
-            api::boundDetail(reading.persist_error) +
-            ". The master's policy directory must be writable; it is retried with "
-            "backoff");
+    return makeCondition(p::kQuotaPolicyWritable, api::kConditionFalse,
+                         p::kReasonQuotaPolicyNotWritable,
+                         "the master could not save its tenant-quota policy, so the change was not "
+                         "applied (500 PERSISTENT_FAIL): " +
+                             api::boundDetail(reading.persist_error) +
+                             ". The master's policy directory must be writable; it is retried with "
+                             "backoff");
   }
   return makeCondition(p::kQuotaPolicyWritable, api::kConditionTrue, p::kReasonWritable,
                        "the ledger holds every reuse domain asked for on "
-                       "KVCacheBackend " + inQuotes(facts.backend));
+                       "KVCacheBackend " +
+                           inQuotes(facts.backend));
 }
 
 // CapacityAllocatable (a resolved backend only): what the master can hand out, from the ledger's
@@ -169,12 +170,11 @@ Condition capacityAllocatable(const MasterReading& reading) {
         "the master has no capacity to allocate: no member has mounted a segment yet (a "
         "restarted master can take about 30 s to remount), so every grant is 0");
   }
-  return makeCondition(
-      p::kCapacityAllocatable, api::kConditionTrue, p::kReasonAllocatable,
-      no_ledger ? "the master has " + bytesText(*gauge) +
-                      " of mounted capacity, which bounds every write alike"
-                : "the master can allocate " + bytesText(*gauge) +
-                      ", recut among the domains in proportion to their ceilings");
+  return makeCondition(p::kCapacityAllocatable, api::kConditionTrue, p::kReasonAllocatable,
+                       no_ledger ? "the master has " + bytesText(*gauge) +
+                                       " of mounted capacity, which bounds every write alike"
+                                 : "the master can allocate " + bytesText(*gauge) +
+                                       ", recut among the domains in proportion to their ceilings");
 }
 
 // domains[] from a ledger that was read: what it holds for this pool's uncontested Bindings (so
@@ -239,8 +239,10 @@ std::optional<Condition> releasable(const PoolFacts& facts, const MasterReading&
   if (!facts.holding_bindings.empty()) {
     return makeCondition(
         p::kReleasable, api::kConditionFalse, p::kReasonHeldByBindings,
-        "KVCachePool " + inQuotes(facts.pool.metadata.name) + " is still named by "
-        "KVCachePoolBinding " + api::nameList(facts.holding_bindings) +
+        "KVCachePool " + inQuotes(facts.pool.metadata.name) +
+            " is still named by "
+            "KVCachePoolBinding " +
+            api::nameList(facts.holding_bindings) +
             ". Fix: delete those Bindings first; their reuse domains are released, then the "
             "pool");
   }
@@ -253,8 +255,9 @@ std::optional<Condition> releasable(const PoolFacts& facts, const MasterReading&
   }
   return makeCondition(
       p::kReleasable, api::kConditionFalse, p::kReasonLedgerNotReleased,
-      "the ledger still holds reuse domain " + api::nameList(left) + " registered for this "
-      "pool: " +
+      "the ledger still holds reuse domain " + api::nameList(left) +
+          " registered for this "
+          "pool: " +
           (reading.ledger_error.empty() ? std::string("its removal is retried")
                                         : api::boundDetail(reading.ledger_error)) +
           ". It is retried every 30 s; removing the finalizer by hand is the escape");
@@ -349,7 +352,7 @@ api::KVCachePool::Status poolStatus(const PoolFacts& facts, const MasterReading&
   status.domains = poolDomains(facts, reading, std::move(status.domains));
   status.usage_total = usageTotal(facts, reading, status.domains);
 
-  const std::vector<std::string_view> owned = {p::kBackendResolved, p::kQuotaLedgerAvailable,
+  const std::vector<std::string_view> owned = {p::kBackendResolved,     p::kQuotaLedgerAvailable,
                                                p::kQuotaPolicyWritable, p::kQuotaWithinTotal,
                                                p::kCapacityAllocatable, p::kReleasable};
   api::setConditions(status.conditions, desiredConditions(facts, reading, status.domains), owned,

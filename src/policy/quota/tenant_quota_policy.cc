@@ -1,6 +1,5 @@
 #include "kvc/policy/quota/tenant_quota_policy.h"
 
-
 #include <algorithm>
 #include <charconv>
 #include <limits>
@@ -191,8 +190,9 @@ Result<std::int64_t> parsePolicyQuota(std::string_view text) {
 Result<std::vector<TenantPolicy>> parsePolicyFile(std::string_view text) {
   KVC_ASSIGN_OR_RETURN(auto documents, parseYamlDocuments(text));
   if (documents.size() != 1 || !documents.front().value.is_object()) {
-    return invalidArgument("a tenant quota policy is one YAML mapping with `version: 1` and "
-                           "`tenants:`");
+    return invalidArgument(
+        "a tenant quota policy is one YAML mapping with `version: 1` and "
+        "`tenants:`");
   }
   const Json& doc = documents.front().value;
   const auto version = doc.find("version");
@@ -215,8 +215,9 @@ Result<std::vector<TenantPolicy>> parsePolicyFile(std::string_view text) {
     }
     const auto name = entry.find("name");
     if (name == entry.end() || !name->is_string()) {
-      return invalidArgument(where + ": `name` must be a string (quote names such as \"yes\" "
-                                     "or \"123\")");
+      return invalidArgument(where +
+                             ": `name` must be a string (quote names such as \"yes\" "
+                             "or \"123\")");
     }
     const auto quota = entry.find("quota");
     TenantPolicy tenant;

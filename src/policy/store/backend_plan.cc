@@ -191,8 +191,7 @@ ManagedStatusPlan managedStatusFor(const ManagedBackendObservation& seen,
   // usedBy as the pool controller last wrote it, minus the pools definitely gone.
   facts.backend = backendConsumers(current, seen.gone);
   facts.image_error = imageError(seen);
-  out.status = managedBackendStatus(facts, seen.reading, current.metadata.generation,
-                                    seen.now);
+  out.status = managedBackendStatus(facts, seen.reading, current.metadata.generation, seen.now);
   out.tier_not_empty = tierNotEmptyEvent(current.status, out.status);
   return out;
 }

@@ -32,8 +32,8 @@ Condition leaderAvailable(const BackendReading& reading) {
   }
   if (reading.health == BackendReading::Health::Unreadable) {
     return makeCondition(bc::kLeaderAvailable, api::kConditionFalse, bc::kReasonLeaderUnreachable,
-                         "GET http://" + reading.admin_address + "/health failed: " +
-                             api::boundDetail(reading.health_error) +
+                         "GET http://" + reading.admin_address +
+                             "/health failed: " + api::boundDetail(reading.health_error) +
                              ". Check that the external endpoint address is reachable from the "
                              "operator");
   }
@@ -80,56 +80,55 @@ Condition capacityObserved(const BackendReading& reading) {
   }
   if (!reading.metrics_read) {
     return makeCondition(bc::kCapacityObserved, api::kConditionFalse, bc::kReasonScrapeFailed,
-                         "GET http://" + reading.admin_address + "/metrics failed: " +
-                             api::boundDetail(reading.metrics_error));
+                         "GET http://" + reading.admin_address +
+                             "/metrics failed: " + api::boundDetail(reading.metrics_error));
   }
   if (!reading.total_capacity_bytes) {
     return makeCondition(bc::kCapacityObserved, api::kConditionFalse, bc::kReasonFamilyMissing,
                          "the master's metrics carry no master_total_capacity_bytes (a master "
                          "with no mounted segment may leave it out)");
   }
-  return makeCondition(bc::kCapacityObserved, api::kConditionTrue, bc::kReasonObserved,
-                       "the master reports " + bytesText(*reading.total_capacity_bytes) +
-                           " of memory" +
-                           (reading.total_file_capacity_bytes.value_or(0) > 0
-                                ? " and " + bytesText(*reading.total_file_capacity_bytes) +
-                                      " of disk tier"
-                                : std::string()));
+  return makeCondition(
+      bc::kCapacityObserved, api::kConditionTrue, bc::kReasonObserved,
+      "the master reports " + bytesText(*reading.total_capacity_bytes) + " of memory" +
+          (reading.total_file_capacity_bytes.value_or(0) > 0
+               ? " and " + bytesText(*reading.total_file_capacity_bytes) + " of disk tier"
+               : std::string()));
 }
 
 std::optional<Condition> listingProblem(const BackendReading& reading) {
   switch (reading.listing) {
-  case BackendReading::Listing::NotRead:
-  case BackendReading::Listing::Failed:
-    return makeCondition(bc::kMembersMounted, api::kConditionFalse, bc::kReasonListingFailed,
-                         "GET http://" + reading.admin_address + "/get_segments_detail failed: " +
-                             api::boundDetail(reading.listing_error) +
-                             "; the previous list is kept");
-  case BackendReading::Listing::TooLarge:
-    return makeCondition(bc::kMembersMounted, api::kConditionFalse, bc::kReasonListingTooLarge,
-                         "the segment listing is past what a status carries (" +
-                             api::boundDetail(reading.listing_error) +
-                             "); the previous list is kept");
-  case BackendReading::Listing::NotServed:
-    if (reading.total_capacity_bytes && *reading.total_capacity_bytes == 0) {
-      return makeCondition(bc::kMembersMounted, api::kConditionFalse, bc::kReasonNoSegments,
-                           "the master reports no mounted capacity (it predates "
-                           "/get_segments_detail, so members cannot be listed)");
-    }
-    return makeCondition(bc::kMembersMounted, api::kConditionUnknown,
-                         bc::kReasonSegmentListingNotServed,
-                         "the master does not serve /get_segments_detail (older than Mooncake "
-                         "0.3.12), so its members cannot be listed");
-  case BackendReading::Listing::Read:
-    break;
+    case BackendReading::Listing::NotRead:
+    case BackendReading::Listing::Failed:
+      return makeCondition(bc::kMembersMounted, api::kConditionFalse, bc::kReasonListingFailed,
+                           "GET http://" + reading.admin_address + "/get_segments_detail failed: " +
+                               api::boundDetail(reading.listing_error) +
+                               "; the previous list is kept");
+    case BackendReading::Listing::TooLarge:
+      return makeCondition(bc::kMembersMounted, api::kConditionFalse, bc::kReasonListingTooLarge,
+                           "the segment listing is past what a status carries (" +
+                               api::boundDetail(reading.listing_error) +
+                               "); the previous list is kept");
+    case BackendReading::Listing::NotServed:
+      if (reading.total_capacity_bytes && *reading.total_capacity_bytes == 0) {
+        return makeCondition(bc::kMembersMounted, api::kConditionFalse, bc::kReasonNoSegments,
+                             "the master reports no mounted capacity (it predates "
+                             "/get_segments_detail, so members cannot be listed)");
+      }
+      return makeCondition(bc::kMembersMounted, api::kConditionUnknown,
+                           bc::kReasonSegmentListingNotServed,
+                           "the master does not serve /get_segments_detail (older than Mooncake "
+                           "0.3.12), so its members cannot be listed");
+    case BackendReading::Listing::Read:
+      break;
   }
   return std::nullopt;
 }
 
 Condition mounted(std::size_t listed) {
-  return makeCondition(bc::kMembersMounted, api::kConditionTrue, bc::kReasonMounted,
-                       "the master lists " + std::to_string(listed) + " segment" +
-                           (listed == 1 ? "" : "s"));
+  return makeCondition(
+      bc::kMembersMounted, api::kConditionTrue, bc::kReasonMounted,
+      "the master lists " + std::to_string(listed) + " segment" + (listed == 1 ? "" : "s"));
 }
 
 Condition poolWrites(const BackendReading& reading) {
@@ -144,9 +143,9 @@ Condition poolWrites(const BackendReading& reading) {
                    "the master's metrics or its segment listing could not be read");
   }
   if (reading.put_end_total && *reading.put_end_total > 0) {
-    return makeCondition(bc::kPoolWrites, api::kConditionTrue, bc::kReasonWriteObserved,
-                         "the master completed " + countOf(*reading.put_end_total, "write") +
-                             " since it started");
+    return makeCondition(
+        bc::kPoolWrites, api::kConditionTrue, bc::kReasonWriteObserved,
+        "the master completed " + countOf(*reading.put_end_total, "write") + " since it started");
   }
   if (reading.listing == BackendReading::Listing::NotServed) {
     return unknown(bc::kReasonSegmentListingNotServed,
@@ -157,9 +156,9 @@ Condition poolWrites(const BackendReading& reading) {
     if (!segment.allocator_used_bytes) {
       allocation_missing = true;
     } else if (*segment.allocator_used_bytes > 0) {
-      return makeCondition(bc::kPoolWrites, api::kConditionTrue, bc::kReasonAllocationObserved,
-                           "segment " + segment.segment_name + " holds " +
-                               bytesText(*segment.allocator_used_bytes));
+      return makeCondition(
+          bc::kPoolWrites, api::kConditionTrue, bc::kReasonAllocationObserved,
+          "segment " + segment.segment_name + " holds " + bytesText(*segment.allocator_used_bytes));
     }
   }
   if (allocation_missing) {
@@ -187,9 +186,9 @@ Condition poolWrites(const BackendReading& reading) {
 
 Condition deletable(const BackendFacts& facts) {
   if (!facts.consumers.empty()) {
-    return makeCondition(bc::kDeletable, api::kConditionFalse, bc::kReasonInUse,
-                         "used by KVCachePool " + api::nameList(facts.consumers) +
-                             "; delete those pools first");
+    return makeCondition(
+        bc::kDeletable, api::kConditionFalse, bc::kReasonInUse,
+        "used by KVCachePool " + api::nameList(facts.consumers) + "; delete those pools first");
   }
   return makeCondition(bc::kDeletable, api::kConditionTrue, bc::kReasonUnused,
                        facts.dropped_stale
@@ -202,11 +201,11 @@ void observeCapacity(api::KVCacheBackend::Status& status, const BackendReading& 
   if (serving(reading) && reading.metrics_read && reading.total_capacity_bytes) {
     status.capacity_total =
         *reading.total_capacity_bytes + reading.total_file_capacity_bytes.value_or(0);
-    status.capacity_used = reading.allocated_bytes
-                               ? std::optional<std::int64_t>(
-                                     *reading.allocated_bytes +
-                                     reading.allocated_file_bytes.value_or(0))
-                               : std::nullopt;
+    status.capacity_used =
+        reading.allocated_bytes
+            ? std::optional<std::int64_t>(*reading.allocated_bytes +
+                                          reading.allocated_file_bytes.value_or(0))
+            : std::nullopt;
   } else {
     status.capacity_total.reset();
     status.capacity_used.reset();

@@ -8,10 +8,10 @@
 #include "kvc/api/backend_conditions.h"
 #include "kvc/api/message.h"
 #include "kvc/api/phase.h"
+#include "kvc/policy/base/text.h"
 #include "kvc/policy/store/pod_faults.h"
 #include "kvc/policy/store/store_workload.h"
 #include "kvc/policy/store/tier_survey.h"
-#include "kvc/policy/base/text.h"
 
 namespace kvc::policy {
 namespace {
@@ -45,8 +45,8 @@ bool deleting(const Json& pod) {
 std::string hostOf(std::string_view endpoint) {
   if (!endpoint.empty() && endpoint.front() == '[') {
     const auto close = endpoint.find(']');
-    return std::string(endpoint.substr(1, close == std::string_view::npos ? endpoint.npos
-                                                                            : close - 1));
+    return std::string(
+        endpoint.substr(1, close == std::string_view::npos ? endpoint.npos : close - 1));
   }
   const auto colon = endpoint.rfind(':');
   if (colon != std::string_view::npos && endpoint.find(':') == colon) {
@@ -76,8 +76,7 @@ Condition leaderAvailable(const ManagedBackendFacts& facts, const BackendReading
                              "/health failed: " + api::boundDetail(reading.health_error);
   const std::int64_t ready = integerAt(facts.leader_deployment, "/status/readyReplicas");
   if (ready > 0) {
-    return makeCondition(bc::kLeaderAvailable, api::kConditionFalse,
-                         bc::kReasonLeaderUnreachable,
+    return makeCondition(bc::kLeaderAvailable, api::kConditionFalse, bc::kReasonLeaderUnreachable,
                          "Deployment " + leaderName(facts.backend.backend.metadata.name) + " has " +
                              plural(ready, "ready replica") + ", but " + failed +
                              ". Check the Service and the master's log");
@@ -93,16 +92,16 @@ Condition leaderAvailable(const ManagedBackendFacts& facts, const BackendReading
     if (auto fault = podFault(*pod)) {
       std::string reason;
       switch (fault->kind) {
-      case PodFault::Kind::Unschedulable:
-        reason = std::string(bc::kReasonLeaderUnschedulable);
-        break;
-      case PodFault::Kind::InitCrashLooping:
-      case PodFault::Kind::CrashLooping:
-        reason = std::string(bc::kReasonLeaderCrashLooping);
-        break;
-      case PodFault::Kind::Waiting:
-        reason = fault->reason;
-        break;
+        case PodFault::Kind::Unschedulable:
+          reason = std::string(bc::kReasonLeaderUnschedulable);
+          break;
+        case PodFault::Kind::InitCrashLooping:
+        case PodFault::Kind::CrashLooping:
+          reason = std::string(bc::kReasonLeaderCrashLooping);
+          break;
+        case PodFault::Kind::Waiting:
+          reason = fault->reason;
+          break;
       }
       return makeCondition(bc::kLeaderAvailable, api::kConditionFalse, reason,
                            "the leader does not serve: " + describePodFault(*fault));
@@ -114,14 +113,14 @@ Condition leaderAvailable(const ManagedBackendFacts& facts, const BackendReading
 
 std::string memberFaultReason(const PodFault& fault) {
   switch (fault.kind) {
-  case PodFault::Kind::Unschedulable:
-    return std::string(bc::kReasonUnschedulable);
-  case PodFault::Kind::InitCrashLooping:
-    return std::string(bc::kReasonMemberInitCrashLooping);
-  case PodFault::Kind::CrashLooping:
-    return std::string(bc::kReasonMemberCrashLooping);
-  case PodFault::Kind::Waiting:
-    break;
+    case PodFault::Kind::Unschedulable:
+      return std::string(bc::kReasonUnschedulable);
+    case PodFault::Kind::InitCrashLooping:
+      return std::string(bc::kReasonMemberInitCrashLooping);
+    case PodFault::Kind::CrashLooping:
+      return std::string(bc::kReasonMemberCrashLooping);
+    case PodFault::Kind::Waiting:
+      break;
   }
   return fault.reason;
 }
@@ -180,8 +179,8 @@ std::optional<Condition> memberFault(const MemberPods& pods) {
   const PodFault& first = pods.faults.front();
   std::string message = describePodFault(first);
   if (pods.faults.size() > 1) {
-    message += " (and " + plural(static_cast<std::int64_t>(pods.faults.size() - 1),
-                                  "more faulty member Pod") +
+    message += " (and " +
+               plural(static_cast<std::int64_t>(pods.faults.size() - 1), "more faulty member Pod") +
                ")";
   }
   return makeCondition(bc::kMembersMounted, api::kConditionFalse, memberFaultReason(first),
@@ -194,8 +193,7 @@ std::optional<Condition> membersMounted(const ManagedBackendFacts& facts,
                                         const BackendReading& reading, const MemberPods& pods) {
   if (!facts.pods_listed) {
     return makeCondition(bc::kMembersMounted, api::kConditionFalse, bc::kReasonPodsUnreadable,
-                         "the member Pods cannot be listed: " +
-                             api::boundDetail(facts.pods_error));
+                         "the member Pods cannot be listed: " + api::boundDetail(facts.pods_error));
   }
   const std::optional<Condition> fault = memberFault(pods);
   if (!observation::serving(reading)) {
@@ -210,18 +208,16 @@ std::optional<Condition> membersMounted(const ManagedBackendFacts& facts,
     }
     return makeCondition(bc::kMembersMounted, api::kConditionFalse, bc::kReasonNoSegments,
                          "the master lists no mounted segment; " +
-                             plural(static_cast<std::int64_t>(pods.running),
-                                    "member Pod") +
+                             plural(static_cast<std::int64_t>(pods.running), "member Pod") +
                              " running. Check the members' node capacity and logs");
   }
   for (const auto& [address, names] : pods.host_network_by_address) {
     if (names.size() > 1) {
-      return makeCondition(bc::kMembersMounted, api::kConditionFalse,
-                           bc::kReasonAmbiguousMemberIdentity,
-                           "host-network member Pods " + api::nameList(names) +
-                               " share the address " + address +
-                               ", so a segment cannot be told apart by its endpoint. Select "
-                               "disjoint nodes for the groups");
+      return makeCondition(
+          bc::kMembersMounted, api::kConditionFalse, bc::kReasonAmbiguousMemberIdentity,
+          "host-network member Pods " + api::nameList(names) + " share the address " + address +
+              ", so a segment cannot be told apart by its endpoint. Select "
+              "disjoint nodes for the groups");
     }
   }
   std::set<std::string> hosts;
@@ -239,8 +235,7 @@ std::optional<Condition> membersMounted(const ManagedBackendFacts& facts,
     return makeCondition(bc::kMembersMounted, api::kConditionFalse, bc::kReasonSegmentsShort,
                          std::to_string(short_names.size()) + " of " +
                              std::to_string(pods.ready_names.size()) +
-                             " ready member Pods match no segment: " +
-                             api::nameList(short_names) +
+                             " ready member Pods match no segment: " + api::nameList(short_names) +
                              ". Their memory is not in CAPACITY; check their logs");
   }
   if (fault) {
@@ -256,10 +251,9 @@ std::optional<Condition> electionObserved(const ManagedBackendFacts& facts) {
   }
   const std::string lease = facts.namespace_name + "/" + leaderName(backend.metadata.name);
   if (facts.lease.state == LeaseObservation::State::Unreadable) {
-    return makeCondition(bc::kElectionObserved, api::kConditionUnknown,
-                         bc::kReasonLeaseUnreadable,
-                         "Lease " + lease + " cannot be read: " +
-                             api::boundDetail(facts.lease.error));
+    return makeCondition(
+        bc::kElectionObserved, api::kConditionUnknown, bc::kReasonLeaseUnreadable,
+        "Lease " + lease + " cannot be read: " + api::boundDetail(facts.lease.error));
   }
   if (facts.lease.state == LeaseObservation::State::Read && !facts.lease.holder.empty()) {
     return makeCondition(bc::kElectionObserved, api::kConditionTrue, bc::kReasonElecting,
@@ -267,8 +261,7 @@ std::optional<Condition> electionObserved(const ManagedBackendFacts& facts) {
                              plural(facts.lease.transitions, "transition") + ")");
   }
   if (integerAt(facts.leader_deployment, "/status/readyReplicas") == 0) {
-    return makeCondition(bc::kElectionObserved, api::kConditionUnknown,
-                         bc::kReasonLeaderStarting,
+    return makeCondition(bc::kElectionObserved, api::kConditionUnknown, bc::kReasonLeaderStarting,
                          "no leader replica is ready yet, so no election can be observed");
   }
   return makeCondition(
@@ -287,14 +280,13 @@ std::optional<Condition> rolloutComplete(const ManagedBackendFacts& facts) {
   }
   const std::int64_t generation = integerAt(deployment, "/metadata/generation");
   if (integerAt(deployment, "/status/observedGeneration") < generation) {
-    return makeCondition(bc::kRolloutComplete, api::kConditionUnknown,
-                         bc::kReasonUpdateNotObserved,
+    return makeCondition(bc::kRolloutComplete, api::kConditionUnknown, bc::kReasonUpdateNotObserved,
                          "the Deployment controller has not observed generation " +
                              std::to_string(generation) + " yet");
   }
   const std::int64_t desired = desiredLeaderReplicas(facts.backend.backend);
-  const std::int64_t wanted = deployment.value(Json::json_pointer("/spec/replicas"),
-                                               std::int64_t{1});
+  const std::int64_t wanted =
+      deployment.value(Json::json_pointer("/spec/replicas"), std::int64_t{1});
   const std::int64_t updated = integerAt(deployment, "/status/updatedReplicas");
   const std::int64_t total = integerAt(deployment, "/status/replicas");
   if (wanted != desired) {
@@ -382,7 +374,8 @@ std::optional<std::size_t> tierGroup(const api::KVCacheBackend& backend) {
 
 }  // namespace
 
-std::vector<api::Endpoint> managedEndpoints(std::string_view backend, std::string_view namespace_name) {
+std::vector<api::Endpoint> managedEndpoints(std::string_view backend,
+                                            std::string_view namespace_name) {
   const std::string host = leaderName(backend) + "." + std::string(namespace_name) + ".svc";
   return {{std::string(api::kEndpointClient), host + ":" + std::to_string(kMasterRpcPort)},
           {std::string(api::kEndpointAdmin), host + ":" + std::to_string(kMasterAdminPort)}};
@@ -418,8 +411,8 @@ api::KVCacheBackend::Status managedBackendStatus(const ManagedBackendFacts& fact
   std::vector<Condition> desired = {leader, observation::capacityObserved(reading),
                                     observation::poolWrites(reading),
                                     observation::deletable(facts.backend)};
-  std::vector<std::string_view> owned = {bc::kLeaderAvailable, bc::kCapacityObserved,
-                                         bc::kPoolWrites, bc::kDeletable,
+  std::vector<std::string_view> owned = {bc::kLeaderAvailable,  bc::kCapacityObserved,
+                                         bc::kPoolWrites,       bc::kDeletable,
                                          bc::kElectionObserved, bc::kRolloutComplete};
   if (auto members = membersMounted(facts, reading, pods)) {
     desired.push_back(*members);

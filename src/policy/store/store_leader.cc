@@ -55,9 +55,9 @@ std::vector<std::string> masterArguments(const api::KVCacheBackend& backend) {
   std::vector<std::string> args = {"-rpc_port=" + std::to_string(kMasterRpcPort),
                                    "-metrics_port=" + std::to_string(kMasterAdminPort),
                                    "-default_kv_lease_ttl=5m"};
-  args.push_back(std::string("-allocation_strategy=") +
-                 (backend.spec.leader.allocation_strategy == "Random" ? "random"
-                                                                      : "free_ratio_first"));
+  args.push_back(
+      std::string("-allocation_strategy=") +
+      (backend.spec.leader.allocation_strategy == "Random" ? "random" : "free_ratio_first"));
   if (backend.spec.multi_tenancy) {
     args.emplace_back("-enable_multi_tenants=true");
     args.push_back("-tenant_quota_connector_uri=" + std::string(kPolicyMountDir) + "/" +
@@ -197,28 +197,29 @@ Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInp
   } else {
     spec["strategy"] = {{"type", "Recreate"}};
   }
-  return Json{{"apiVersion", "apps/v1"},
-              {"kind", "Deployment"},
-              {"metadata", meta(leaderName(b), inputs.namespace_name,
-                                objectLabels(b, leaderComponent()))},
-              {"spec", std::move(spec)}};
+  return Json{
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata", meta(leaderName(b), inputs.namespace_name, objectLabels(b, leaderComponent()))},
+      {"spec", std::move(spec)}};
 }
 
 Json leaderService(const api::KVCacheBackend& backend, const StoreInputs& inputs) {
   const std::string& b = backend.metadata.name;
-  return {{"apiVersion", "v1"},
-          {"kind", "Service"},
-          {"metadata", meta(leaderName(b), inputs.namespace_name,
-                            objectLabels(b, leaderComponent()))},
-          {"spec",
-           {{"type", "ClusterIP"},
-            {"selector", selectorLabels(b, leaderComponent())},
-            {"publishNotReadyAddresses", false},
-            {"ports",
-             {{{"name", "rpc"}, {"port", kMasterRpcPort}, {"targetPort", "rpc"},
-               {"protocol", "TCP"}},
-              {{"name", "admin"}, {"port", kMasterAdminPort}, {"targetPort", "admin"},
-               {"protocol", "TCP"}}}}}}};
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata", meta(leaderName(b), inputs.namespace_name, objectLabels(b, leaderComponent()))},
+      {"spec",
+       {{"type", "ClusterIP"},
+        {"selector", selectorLabels(b, leaderComponent())},
+        {"publishNotReadyAddresses", false},
+        {"ports",
+         {{{"name", "rpc"}, {"port", kMasterRpcPort}, {"targetPort", "rpc"}, {"protocol", "TCP"}},
+          {{"name", "admin"},
+           {"port", kMasterAdminPort},
+           {"targetPort", "admin"},
+           {"protocol", "TCP"}}}}}}};
 }
 
 std::vector<RenderedObject> electionRbac(const api::KVCacheBackend& backend,
@@ -236,10 +237,9 @@ std::vector<RenderedObject> electionRbac(const api::KVCacheBackend& backend,
       // The launcher creates its Lease (a create cannot be limited to a name), then reads,
       // renews and watches that one Lease only: never another backend's, nor the operator's
       // own `kvcache-operator` beside it.
-      {leaderName(b), "leader",
-       {{{"apiGroups", {"coordination.k8s.io"}},
-         {"resources", {"leases"}},
-         {"verbs", {"create"}}},
+      {leaderName(b),
+       "leader",
+       {{{"apiGroups", {"coordination.k8s.io"}}, {"resources", {"leases"}}, {"verbs", {"create"}}},
         {{"apiGroups", {"coordination.k8s.io"}},
          {"resources", {"leases"}},
          {"resourceNames", {leaderName(b)}},
@@ -247,7 +247,8 @@ std::vector<RenderedObject> electionRbac(const api::KVCacheBackend& backend,
         // The launcher labels its own Pod mooncake.io/store-role=leader.
         {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"patch"}}}}},
       // A Lease-addressed member reads the holder; the holder's address is on the Lease.
-      {memberName(b), "member",
+      {memberName(b),
+       "member",
        {{{"apiGroups", {"coordination.k8s.io"}},
          {"resources", {"leases"}},
          {"resourceNames", {leaderName(b)}},
@@ -266,19 +267,18 @@ std::vector<RenderedObject> electionRbac(const api::KVCacheBackend& backend,
                     {"rules", account.rules}},
                    account.role,
                    std::nullopt});
-    out.push_back({{{"apiVersion", "rbac.authorization.k8s.io/v1"},
-                    {"kind", "RoleBinding"},
-                    {"metadata", meta(account.name, inputs.namespace_name, labels)},
-                    {"roleRef",
-                     {{"apiGroup", "rbac.authorization.k8s.io"},
-                      {"kind", "Role"},
-                      {"name", account.name}}},
-                    {"subjects",
-                     {{{"kind", "ServiceAccount"},
-                       {"name", account.name},
-                       {"namespace", inputs.namespace_name}}}}},
-                   account.role,
-                   std::nullopt});
+    out.push_back(
+        {{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+          {"kind", "RoleBinding"},
+          {"metadata", meta(account.name, inputs.namespace_name, labels)},
+          {"roleRef",
+           {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", account.name}}},
+          {"subjects",
+           {{{"kind", "ServiceAccount"},
+             {"name", account.name},
+             {"namespace", inputs.namespace_name}}}}},
+         account.role,
+         std::nullopt});
   }
   return out;
 }

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <set>
 
-#include "kvc/policy/base/digest.h"
 #include "kvc/common/quantity.h"
+#include "kvc/policy/base/digest.h"
 
 namespace kvc::policy {
 namespace {
@@ -31,14 +31,14 @@ Result<std::int64_t> bytesOf(const std::string& text, const std::string& field) 
 void tierEnv(Json& env, const api::LocalDisk& disk) {
   env.push_back(plain("MOONCAKE_OFFLOAD_ENABLED", "true"));
   env.push_back(plain("MOONCAKE_OFFLOAD_FILE_STORAGE_PATH", disk.path));
-  env.push_back(plain("MOONCAKE_OFFLOAD_BUCKET_SIZE_LIMIT_BYTES",
-                      std::to_string(kTierBucketSizeLimitBytes)));
+  env.push_back(
+      plain("MOONCAKE_OFFLOAD_BUCKET_SIZE_LIMIT_BYTES", std::to_string(kTierBucketSizeLimitBytes)));
   env.push_back(plain("MOONCAKE_OFFLOAD_BUCKET_KEYS_LIMIT", std::to_string(kTierBucketKeysLimit)));
   if (disk.capacity_bytes) {
-    env.push_back(plain("MOONCAKE_OFFLOAD_TOTAL_SIZE_LIMIT_BYTES",
-                        std::to_string(*disk.capacity_bytes)));
-    env.push_back(plain("MOONCAKE_OFFLOAD_BUCKET_MAX_TOTAL_SIZE",
-                        std::to_string(*disk.capacity_bytes)));
+    env.push_back(
+        plain("MOONCAKE_OFFLOAD_TOTAL_SIZE_LIMIT_BYTES", std::to_string(*disk.capacity_bytes)));
+    env.push_back(
+        plain("MOONCAKE_OFFLOAD_BUCKET_MAX_TOTAL_SIZE", std::to_string(*disk.capacity_bytes)));
   }
   if (disk.key_limit) {
     env.push_back(plain("MOONCAKE_OFFLOAD_TOTAL_KEYS_LIMIT", std::to_string(*disk.key_limit)));
@@ -96,13 +96,11 @@ std::string shellQuote(const std::string& text) {
   return out + "'";
 }
 
-
 // The preStop hook of a tier member: ask the member to unmount the tier gracefully.
 Json unmountHook(int port, std::int64_t grace) {
   const std::string script =
       "import json, urllib.request as u; u.urlopen(u.Request('http://127.0.0.1:" +
-      std::to_string(port) +
-      "/api/unmount_local_disk', data=json.dumps({'grace_period_seconds': " +
+      std::to_string(port) + "/api/unmount_local_disk', data=json.dumps({'grace_period_seconds': " +
       std::to_string(grace) +
       "}).encode(), headers={'Content-Type': 'application/json'}, method='POST'), timeout=" +
       std::to_string(grace + 10) + ")";
@@ -163,14 +161,14 @@ Json memberEnv(const api::KVCacheBackend& backend, const api::MemberGroup& g,
   env.push_back(plain("MOONCAKE_TE_META_DATA_SERVER", "P2PHANDSHAKE"));
   env.push_back(plain("MOONCAKE_MASTER", memberMasterAddress(backend, inputs)));
   env.push_back(plain("MOONCAKE_PROTOCOL", m.protocol));
-  env.push_back({{"name", "MOONCAKE_LOCAL_HOSTNAME"},
-                 {"valueFrom",
-                  {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", "status.podIP"}}}}}});
+  env.push_back(
+      {{"name", "MOONCAKE_LOCAL_HOSTNAME"},
+       {"valueFrom", {{"fieldRef", {{"apiVersion", "v1"}, {"fieldPath", "status.podIP"}}}}}});
   env.push_back(plain("MC_TE_METRIC", "1"));
   if (g.medium != "VRAM") {
-    for (const char* name : {"AMD_VISIBLE_DEVICES", "CAMBRICON_VISIBLE_DEVICES",
-                             "IX_VISIBLE_DEVICES", "MTHREADS_VISIBLE_DEVICES",
-                             "NVIDIA_VISIBLE_DEVICES"}) {
+    for (const char* name :
+         {"AMD_VISIBLE_DEVICES", "CAMBRICON_VISIBLE_DEVICES", "IX_VISIBLE_DEVICES",
+          "MTHREADS_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"}) {
       env.push_back(plain(name, "void"));
     }
   }
@@ -265,16 +263,16 @@ std::int64_t unmountGrace(const api::KVCacheBackend& backend) {
 
 Json memberContainer(const api::KVCacheBackend& backend, const api::MemberGroup& g, int group,
                      const StoreInputs& inputs, const MemberSettings& m) {
-  Json container = {{"name", "member"},
-                    {"image", m.image},
-                    {"imagePullPolicy", m.pull_policy},
-                    {"command", {"kvcache", "store", "member"}},
-                    {"args", memberArgs(g, group, m)},
-                    {"env", memberEnv(backend, g, inputs, m)},
-                    {"readinessProbe",
-                     {{"tcpSocket", {{"port", m.port}}}, {"periodSeconds", 5},
-                      {"failureThreshold", 3}}},
-                    {"terminationMessagePolicy", "FallbackToLogsOnError"}};
+  Json container = {
+      {"name", "member"},
+      {"image", m.image},
+      {"imagePullPolicy", m.pull_policy},
+      {"command", {"kvcache", "store", "member"}},
+      {"args", memberArgs(g, group, m)},
+      {"env", memberEnv(backend, g, inputs, m)},
+      {"readinessProbe",
+       {{"tcpSocket", {{"port", m.port}}}, {"periodSeconds", 5}, {"failureThreshold", 3}}},
+      {"terminationMessagePolicy", "FallbackToLogsOnError"}};
   if (Json resources = memberResources(g, m); !resources.empty()) {
     container["resources"] = std::move(resources);
   }

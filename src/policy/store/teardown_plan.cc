@@ -17,8 +17,8 @@ constexpr std::string_view kComponentLabel = "app.kubernetes.io/component";
 
 // "Deployment gpustack-system/mooncake-dram-leader"
 std::string describe(const Json& object) {
-  return object.value("kind", std::string()) + " " +
-         stringAt(object, {"metadata", "namespace"}) + "/" + stringAt(object, {"metadata", "name"});
+  return object.value("kind", std::string()) + " " + stringAt(object, {"metadata", "namespace"}) +
+         "/" + stringAt(object, {"metadata", "name"});
 }
 
 std::string plural(std::size_t n, std::string_view noun) {
@@ -68,8 +68,7 @@ std::string planWorkloads(const TeardownObservation& seen, TeardownPlan& plan) {
 }
 
 // The other backend whose tier lies on `node` at a path overlapping `path` ("" when none).
-std::string sharedWith(const TeardownObservation& seen, const Json& node,
-                       const std::string& path) {
+std::string sharedWith(const TeardownObservation& seen, const Json& node, const std::string& path) {
   std::string shared_with;
   for (const api::KVCacheBackend& other : seen.other_backends) {
     for (const api::MemberGroup& theirs : other.spec.members) {
@@ -94,16 +93,15 @@ std::optional<NodeEvent> cleanupOutcome(const TeardownObservation& seen, const J
   }
   const std::string name = stringAt(pod, {"metadata", "name"});
   if (!result) {
-    return NodeEvent{
-        node, std::string(kEventTierNotCleaned),
-        what + " was not emptied: cleanup Pod " + name + " " + phase + " (" +
-            pod.value(Json::json_pointer("/status/reason"), std::string("no result")) + ")"};
+    return NodeEvent{node, std::string(kEventTierNotCleaned),
+                     what + " was not emptied: cleanup Pod " + name + " " + phase + " (" +
+                         pod.value(Json::json_pointer("/status/reason"), std::string("no result")) +
+                         ")"};
   }
   if (result->remaining != 0) {
     return NodeEvent{node, std::string(kEventTierPartlyEmptied),
                      what + " was partly emptied: " + formatTierCleanup(*result) +
-                         " (see the log of Pod " + seen.inputs.namespace_name + "/" + name +
-                         ")"};
+                         " (see the log of Pod " + seen.inputs.namespace_name + "/" + name + ")"};
   }
   return std::nullopt;
 }
@@ -127,9 +125,9 @@ std::size_t planTier(const TeardownObservation& seen, const TierGroupObservation
   for (const Json& node : tier.nodes) {
     const std::string node_name = stringAt(node, {"metadata", "name"});
     if (const std::string shared = sharedWith(seen, node, path); !shared.empty()) {
-      plan.node_events.push_back({node, std::string(kEventTierSharedPath),
-                                  what + " overlaps KVCacheBackend " + shared +
-                                      "'s tier on this node: not emptied"});
+      plan.node_events.push_back(
+          {node, std::string(kEventTierSharedPath),
+           what + " overlaps KVCacheBackend " + shared + "'s tier on this node: not emptied"});
       continue;
     }
     auto it = cleaners.find(node_name);

@@ -24,14 +24,16 @@ namespace fs = std::filesystem;
 using kube::Api;
 using kube::ErrorReason;
 
-Json binding(const std::string& name, const std::string& namespace_name, const std::string& ceiling = "1Gi") {
-  return Json{{"apiVersion", "worker.gpustack.ai/v1"},
-              {"kind", "KVCachePoolBinding"},
-              {"metadata", {{"name", name}, {"namespace", namespace_name}, {"labels", {{"tier", "gold"}}}}},
-              {"spec",
-               {{"poolRef", {{"name", "shared-dram"}}},
-                {"quota", {{"ceiling", ceiling}}},
-                {"domain", {{"blockSize", 16}, {"dtype", "fp8"}}}}}};
+Json binding(const std::string& name, const std::string& namespace_name,
+             const std::string& ceiling = "1Gi") {
+  return Json{
+      {"apiVersion", "worker.gpustack.ai/v1"},
+      {"kind", "KVCachePoolBinding"},
+      {"metadata", {{"name", name}, {"namespace", namespace_name}, {"labels", {{"tier", "gold"}}}}},
+      {"spec",
+       {{"poolRef", {{"name", "shared-dram"}}},
+        {"quota", {{"ceiling", ceiling}}},
+        {"domain", {{"blockSize", 16}, {"dtype", "fp8"}}}}}};
 }
 
 bool isGone(const Api& api, const std::string& name) {
@@ -40,17 +42,18 @@ bool isGone(const Api& api, const std::string& name) {
 }
 
 Json pool(const std::string& name) {
-  return Json{{"apiVersion", "worker.gpustack.ai/v1"},
-              {"kind", "KVCachePool"},
-              {"metadata", {{"name", name}}},
-              {"spec",
-               {{"backends", Json::array({"mooncake-dram"})}, {"quota", {{"total", "8Gi"}}}}}};
+  return Json{
+      {"apiVersion", "worker.gpustack.ai/v1"},
+      {"kind", "KVCachePool"},
+      {"metadata", {{"name", name}}},
+      {"spec", {{"backends", Json::array({"mooncake-dram"})}, {"quota", {{"total", "8Gi"}}}}}};
 }
 
 class CrudTest : public ::testing::Test {
 protected:
   CrudTest()
-      : env_(ClusterEnv::fromEnvironment()), client_(adminClient(env_)),
+      : env_(ClusterEnv::fromEnvironment()),
+        client_(adminClient(env_)),
         ns_(client_, "crud"),
         bindings_(client_, kube::resources::kvCachePoolBindings(), ns_.name()) {}
 
@@ -120,13 +123,12 @@ TEST_F(CrudTest, CreateGetUpdateDeleteWithTypedErrors) {
   EXPECT_TRUE(refused.error().isConflict()) << refused.status().toString();
 
   kube::DeleteParams right;
-  right.preconditions = kube::Preconditions{kube::object::uid(*created),
-                                            kube::object::resourceVersion(*updated)};
+  right.preconditions =
+      kube::Preconditions{kube::object::uid(*created), kube::object::resourceVersion(*updated)};
   right.propagation_policy = "Background";
   auto deleted = bindings_.remove("b1", right);
   ASSERT_TRUE(deleted.ok()) << deleted.status().toString();
-  ASSERT_TRUE(waitFor([&] { return isGone(bindings_, "b1"); },
-                      std::chrono::seconds(30)));
+  ASSERT_TRUE(waitFor([&] { return isGone(bindings_, "b1"); }, std::chrono::seconds(30)));
   // Foreground propagation: the object stays, marked, until the garbage collector is done.
   ASSERT_TRUE(bindings_.create(binding("b2", ns_.name())).ok());
   kube::DeleteParams foreground;
@@ -203,26 +205,24 @@ TEST_F(CrudTest, ListPagesWithContinueTokensAndSelectors) {
 
 TEST_F(CrudTest, MergeAndJsonPatchesWithAGuardingTest) {
   ASSERT_TRUE(bindings_.create(binding("p", ns_.name())).ok());
-  auto merged = bindings_.patch("p", kube::MergePatch{Json{
-                                         {"metadata", {{"labels", {{"patched", "yes"}}}}}}});
+  auto merged = bindings_.patch(
+      "p", kube::MergePatch{Json{{"metadata", {{"labels", {{"patched", "yes"}}}}}}});
   ASSERT_TRUE(merged.ok()) << merged.status().toString();
   EXPECT_EQ((*merged)["metadata"]["labels"]["patched"], "yes");
   EXPECT_EQ((*merged)["metadata"]["labels"]["tier"], "gold");
-  auto guarded = bindings_.patch(
-      "p", kube::JsonPatch{Json::parse(R"([
+  auto guarded = bindings_.patch("p", kube::JsonPatch{Json::parse(R"([
           {"op":"test","path":"/spec/quota/ceiling","value":"1Gi"},
           {"op":"replace","path":"/spec/quota/ceiling","value":"3Gi"}])")});
   ASSERT_TRUE(guarded.ok()) << guarded.status().toString();
   EXPECT_EQ((*guarded)["spec"]["quota"]["ceiling"], "3Gi");
-  auto failed_test = bindings_.patch(
-      "p", kube::JsonPatch{Json::parse(R"([
+  auto failed_test = bindings_.patch("p", kube::JsonPatch{Json::parse(R"([
           {"op":"test","path":"/spec/quota/ceiling","value":"1Gi"},
           {"op":"replace","path":"/spec/quota/ceiling","value":"4Gi"}])")});
   ASSERT_FALSE(failed_test.ok());
   EXPECT_TRUE(failed_test.error().isInvalid()) << failed_test.status().toString();
   // Immutable fields are refused by the CRD's CEL rules, with the message the CRD writes.
-  auto immutable = bindings_.patch(
-      "p", kube::MergePatch{Json{{"spec", {{"domain", {{"blockSize", 32}}}}}}});
+  auto immutable =
+      bindings_.patch("p", kube::MergePatch{Json{{"spec", {{"domain", {{"blockSize", 32}}}}}}});
   ASSERT_FALSE(immutable.ok());
   EXPECT_TRUE(immutable.error().isInvalid());
   EXPECT_NE(immutable.error().message().find("spec.domain.blockSize is immutable"),
@@ -346,8 +346,8 @@ kube::Config strangerConfig(const ClusterEnv& env, const fs::path& dir) {
                 .first,
             0);
   EXPECT_EQ(run({"openssl", "x509", "-req", "-in", csr, "-CA", env.get("KVC_CA_CERT"), "-CAkey",
-                 env.get("KVC_CA_KEY"), "-CAcreateserial", "-CAserial",
-                 (dir / "ca.srl").string(), "-days", "1", "-out", crt})
+                 env.get("KVC_CA_KEY"), "-CAcreateserial", "-CAserial", (dir / "ca.srl").string(),
+                 "-days", "1", "-out", crt})
                 .first,
             0);
   kube::Config config = *kube::loadKubeconfig(env.get("KUBECONFIG"));
@@ -372,8 +372,8 @@ TEST_F(CrudTest, CredentialsAndRbacGiveForbiddenAndUnauthorized) {
   bad_token.client_cert_pem.clear();
   bad_token.client_key_pem.clear();
   bad_token.bearer_token = "not-a-token";
-  auto anonymous = Api(*kube::Client::create(bad_token), kube::resources::pods(), ns_.name())
-                       .list();
+  auto anonymous =
+      Api(*kube::Client::create(bad_token), kube::resources::pods(), ns_.name()).list();
   ASSERT_FALSE(anonymous.ok());
   EXPECT_EQ(anonymous.error().reason(), ErrorReason::Unauthorized);
   EXPECT_EQ(anonymous.status().code(), StatusCode::Unauthenticated);
@@ -393,11 +393,10 @@ TEST_F(CrudTest, AServiceAccountTokenWorksInClusterStyleAndRbacGrantsIt) {
                               {"kind", "ServiceAccount"},
                               {"metadata", {{"name", "operator"}}}})
                   .ok());
-  auto token = sas.createSubresource(
-      "token", "operator",
-      Json{{"apiVersion", "authentication.k8s.io/v1"},
-           {"kind", "TokenRequest"},
-           {"spec", {{"expirationSeconds", 600}}}});
+  auto token = sas.createSubresource("token", "operator",
+                                     Json{{"apiVersion", "authentication.k8s.io/v1"},
+                                          {"kind", "TokenRequest"},
+                                          {"spec", {{"expirationSeconds", 600}}}});
   ASSERT_TRUE(token.ok()) << token.status().toString();
   // Lay the files out as the kubelet would, and read them back as inClusterConfig does.
   const fs::path sa_dir = fs::temp_directory_path() / uniqueName("kvc-it-sa");
@@ -421,7 +420,8 @@ TEST_F(CrudTest, AServiceAccountTokenWorksInClusterStyleAndRbacGrantsIt) {
 
   Api roles(client_, kube::resources::roles(), ns_.name());
   Api role_bindings(client_, kube::resources::roleBindings(), ns_.name());
-  ASSERT_TRUE(roles.create(Json::parse(R"({"apiVersion":"rbac.authorization.k8s.io/v1",
+  ASSERT_TRUE(roles
+                  .create(Json::parse(R"({"apiVersion":"rbac.authorization.k8s.io/v1",
       "kind":"Role","metadata":{"name":"bindings-reader"},"rules":[{"apiGroups":
       ["worker.gpustack.ai"],"resources":["kvcachepoolbindings"],
       "verbs":["get","list","watch"]}]})"))
@@ -458,7 +458,8 @@ TEST_F(CrudTest, TheFinalizerHelperHoldsTheObjectUntilCleanupAndReleasesIt) {
   ASSERT_TRUE(held.ok());
   EXPECT_TRUE(runtime::hasFinalizer(*held, kFinalizer));
   // Someone else's finalizer is preserved by the guarded patches.
-  ASSERT_TRUE(bindings_.patch("f", kube::JsonPatch{Json::parse(R"([{"op":"add",
+  ASSERT_TRUE(bindings_
+                  .patch("f", kube::JsonPatch{Json::parse(R"([{"op":"add",
       "path":"/metadata/finalizers/-","value":"example.com/other"}])")})
                   .ok());
   ASSERT_TRUE(bindings_.remove("f").ok());
@@ -473,10 +474,9 @@ TEST_F(CrudTest, TheFinalizerHelperHoldsTheObjectUntilCleanupAndReleasesIt) {
   ASSERT_TRUE(after.ok());
   EXPECT_FALSE(runtime::hasFinalizer(*after, kFinalizer));
   EXPECT_TRUE(runtime::hasFinalizer(*after, "example.com/other"));
-  ASSERT_TRUE(bindings_.patch("f", kube::MergePatch{Json{{"metadata", {{"finalizers", nullptr}}}}})
-                  .ok());
-  EXPECT_TRUE(waitFor([&] { return isGone(bindings_, "f"); },
-                      std::chrono::seconds(30)));
+  ASSERT_TRUE(
+      bindings_.patch("f", kube::MergePatch{Json{{"metadata", {{"finalizers", nullptr}}}}}).ok());
+  EXPECT_TRUE(waitFor([&] { return isGone(bindings_, "f"); }, std::chrono::seconds(30)));
 }
 
 TEST_F(CrudTest, EventsAreCreatedAndAggregatedIntoASeries) {

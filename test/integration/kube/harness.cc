@@ -4,9 +4,9 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -212,9 +212,8 @@ std::string uniqueName(const std::string& prefix) {
 TestNamespace::TestNamespace(kube::ClientPtr client, const std::string& prefix)
     : client_(std::move(client)), name_(uniqueName("kvc-it-" + prefix)) {
   kube::Api namespaces(client_, kube::resources::namespaces());
-  auto created = namespaces.create(Json{{"apiVersion", "v1"},
-                                        {"kind", "Namespace"},
-                                        {"metadata", {{"name", name_}}}});
+  auto created = namespaces.create(
+      Json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name_}}}});
   if (!created.ok()) {
     ADD_FAILURE() << "cannot create namespace " << name_ << ": " << created.status().toString();
   }
@@ -302,9 +301,9 @@ DedicatedCluster::~DedicatedCluster() {
     std::cerr << "KVC_KEEP_CLUSTER=1: leaving the dedicated cluster in " << dir_ << "\n";
     return;
   }
-  auto [code, output] = run({"bash", sourceDir() + "/test/cluster/cluster.sh", "down", dir_,
-                             "--purge"},
-                            std::chrono::minutes(2));
+  auto [code, output] =
+      run({"bash", sourceDir() + "/test/cluster/cluster.sh", "down", dir_, "--purge"},
+          std::chrono::minutes(2));
   if (code != 0) {
     std::cerr << "cluster.sh down " << dir_ << " failed:\n" << output << "\n";
   }
@@ -419,8 +418,8 @@ int main(int argc, char** argv) {
     }
   }
   if (!listing) {
-    if (const char* skip = std::getenv("KVC_SKIP_INTEGRATION"); skip != nullptr &&
-                                                                 std::string(skip) == "1") {
+    if (const char* skip = std::getenv("KVC_SKIP_INTEGRATION");
+        skip != nullptr && std::string(skip) == "1") {
       std::cout << "*** SKIPPED: " << argv[0]
                 << " — KVC_SKIP_INTEGRATION=1 is set, so this integration test did not run ***"
                 << std::endl;

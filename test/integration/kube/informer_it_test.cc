@@ -63,8 +63,8 @@ TEST(InformerIntegrationTest, ConvergesAfter500ObjectsAreCreatedWhileItRuns) {
   });
   const auto created = std::chrono::steady_clock::now();
   ASSERT_EQ(failures, 0);
-  ASSERT_TRUE(waitFor([&] { return informer.cache().size() == kObjects + 10; },
-                      std::chrono::seconds(60)))
+  ASSERT_TRUE(
+      waitFor([&] { return informer.cache().size() == kObjects + 10; }, std::chrono::seconds(60)))
       << "cache holds " << informer.cache().size();
   const auto converged = std::chrono::steady_clock::now();
   // Every cached object is the server's latest version.
@@ -120,8 +120,8 @@ TEST(InformerIntegrationTest, ConvergesAfter500ObjectsAreCreatedWhileItRuns) {
   EXPECT_EQ(stats.relists_on_gone, 0U);
   EXPECT_GE(stats.events, static_cast<std::uint64_t>(3 * kObjects));
   EXPECT_EQ(deletes, kObjects);
-  std::cout << "[ MEASURED ] 500 creates in "
-            << std::chrono::duration<double>(created - t0).count() << " s; cache converged "
+  std::cout << "[ MEASURED ] 500 creates in " << std::chrono::duration<double>(created - t0).count()
+            << " s; cache converged "
             << std::chrono::duration<double>(converged - created).count() * 1000
             << " ms after the last create; " << stats.events << " watch events, " << updates
             << " updates delivered" << std::endl;

@@ -154,8 +154,8 @@ TEST(OperatorIntegrationTest, WritesAStatusOncePerGenerationUnderItsFieldManager
   } cleanup{pools, name};
 
   Operator op(env, namespace_name.name(), "op-gen");
-  ASSERT_TRUE(waitFor([&] { return observedGeneration(pools, name) == 1; },
-                      std::chrono::seconds(60)))
+  ASSERT_TRUE(
+      waitFor([&] { return observedGeneration(pools, name) == 1; }, std::chrono::seconds(60)))
       << op.process().log();
   auto p = pools.get(name);
   ASSERT_TRUE(p.ok());
@@ -165,10 +165,10 @@ TEST(OperatorIntegrationTest, WritesAStatusOncePerGenerationUnderItsFieldManager
   EXPECT_EQ((*p)["status"]["conditions"][0]["observedGeneration"], 1);
 
   // A spec change is evaluated, and only then marked observed.
-  ASSERT_TRUE(pools.patch(name, kube::MergePatch{Json{{"spec", {{"quota", {{"total", "3Gi"}}}}}}})
-                  .ok());
-  ASSERT_TRUE(waitFor([&] { return observedGeneration(pools, name) == 2; },
-                      std::chrono::seconds(60)));
+  ASSERT_TRUE(
+      pools.patch(name, kube::MergePatch{Json{{"spec", {{"quota", {{"total", "3Gi"}}}}}}}).ok());
+  ASSERT_TRUE(
+      waitFor([&] { return observedGeneration(pools, name) == 2; }, std::chrono::seconds(60)));
   p = pools.get(name);
   ASSERT_TRUE(p.ok());
   bool found = false;
@@ -232,16 +232,16 @@ TEST(OperatorIntegrationTest, ExactlyOneReplicaLeadsAndSigkillMovesTheLeaseInTim
         },
         std::chrono::seconds(60)));
     // Exactly one leads: the Lease names it and only its gauge says 1.
-    ASSERT_TRUE(waitFor([&] { return a.leaderGauge() + b.leaderGauge() == 1; },
-                        std::chrono::seconds(30)))
+    ASSERT_TRUE(
+        waitFor([&] { return a.leaderGauge() + b.leaderGauge() == 1; }, std::chrono::seconds(30)))
         << a.leaderGauge() << " " << b.leaderGauge();
     Operator& leader = holder(leases) == a_id ? a : b;
     Operator& standby = &leader == &a ? b : a;
     EXPECT_EQ(leader.leaderGauge(), 1);
     EXPECT_EQ(standby.leaderGauge(), 0);
     // Standbys run their informers too, and report ready once synced.
-    EXPECT_TRUE(waitFor([&] { return standby.health("/readyz").first == 200; },
-                        std::chrono::seconds(30)));
+    EXPECT_TRUE(
+        waitFor([&] { return standby.health("/readyz").first == 200; }, std::chrono::seconds(30)));
     // Let the leader renew a few times, then kill it without warning.
     std::this_thread::sleep_for(std::chrono::milliseconds(3000 + 700 * trial));
     leader.process().signal(SIGKILL);
@@ -261,8 +261,8 @@ TEST(OperatorIntegrationTest, ExactlyOneReplicaLeadsAndSigkillMovesTheLeaseInTim
     f.after_last_renew = std::chrono::duration<double>(took_wall - *last_renew).count();
     results.push_back(f);
     std::cout << "[ MEASURED ] trial " << trial << ": lease moved " << std::fixed
-              << std::setprecision(2) << f.after_kill << " s after SIGKILL ("
-              << f.after_last_renew << " s after the killed leader's last renewal, "
+              << std::setprecision(2) << f.after_kill << " s after SIGKILL (" << f.after_last_renew
+              << " s after the killed leader's last renewal, "
               << std::chrono::duration<double>(killed_wall - *last_renew).count()
               << " s of which before the kill)" << std::endl;
     // Expiry is judged from when the standby saw the last renewal, and it watches the Lease,
@@ -283,11 +283,11 @@ TEST(OperatorIntegrationTest, ExactlyOneReplicaLeadsAndSigkillMovesTheLeaseInTim
     kills.push_back(f.after_kill);
   }
   std::sort(kills.begin(), kills.end());
-  const double within = static_cast<double>(std::count_if(
-      kills.begin(), kills.end(), [&](double s) { return s <= kLease + kRetry; }));
-  std::cout << "[ MEASURED ] failover after SIGKILL over " << kills.size()
-            << " trials: min " << kills.front() << " s, median " << kills[kills.size() / 2]
-            << " s, max " << kills.back() << " s; " << within << "/" << kills.size()
+  const double within = static_cast<double>(
+      std::count_if(kills.begin(), kills.end(), [&](double s) { return s <= kLease + kRetry; }));
+  std::cout << "[ MEASURED ] failover after SIGKILL over " << kills.size() << " trials: min "
+            << kills.front() << " s, median " << kills[kills.size() / 2] << " s, max "
+            << kills.back() << " s; " << within << "/" << kills.size()
             << " within LeaseDuration + RetryPeriod = " << kLease + kRetry << " s" << std::endl;
 }
 
@@ -328,9 +328,9 @@ TEST(OperatorIntegrationTest, BadFlagsAndBadTimingAreRefusedWithExitCode2) {
 }
 
 TEST(OperatorIntegrationTest, TheSelfManagedCertificateFlagsGoTogetherAndExcludeAFileOfYours) {
-  auto [both, both_out] = run({kvcacheBinary(), "operator", "--kubeconfig=/nonexistent",
-                               "--webhook-cert-secret=s", "--webhook-service=svc",
-                               "--cert-dir=/tmp/x", "--tls-cert-file=a", "--tls-key-file=b"});
+  auto [both, both_out] =
+      run({kvcacheBinary(), "operator", "--kubeconfig=/nonexistent", "--webhook-cert-secret=s",
+           "--webhook-service=svc", "--cert-dir=/tmp/x", "--tls-cert-file=a", "--tls-key-file=b"});
   EXPECT_EQ(both, 2) << both_out;
   EXPECT_NE(both_out.find("--webhook-cert-secret and --tls-cert-file exclude each other"),
             std::string::npos)

@@ -48,7 +48,8 @@ Json configMap(const std::string& name, const std::string& value, bool watched =
 }
 
 // Retries an API call while the freshly restarted apiserver settles.
-template <typename F> bool retrying(F&& call) {
+template <typename F>
+bool retrying(F&& call) {
   return waitFor([&] { return call().ok(); }, std::chrono::seconds(60),
                  std::chrono::milliseconds(200));
 }
@@ -63,8 +64,7 @@ bool converged(const runtime::Informer& informer, const Api& api, const std::str
   }
   for (const Json& item : list->items) {
     auto cached = informer.cache().get(kube::object::key(item));
-    if (!cached ||
-        kube::object::resourceVersion(*cached) != kube::object::resourceVersion(item)) {
+    if (!cached || kube::object::resourceVersion(*cached) != kube::object::resourceVersion(item)) {
       return false;
     }
   }
@@ -112,8 +112,7 @@ TEST(ApiserverRestartTest, AnInformerSurvivesGracefulAndAbruptApiserverRestarts)
   const runtime::InformerStats stats = informer.stats();
   std::cout << "[ MEASURED ] informer across two restarts: " << stats.watches << " watches, "
             << stats.watch_failures << " failed, " << stats.lists << " lists ("
-            << stats.relists_on_gone << " after 410), " << stats.events << " events"
-            << std::endl;
+            << stats.relists_on_gone << " after 410), " << stats.events << " events" << std::endl;
   EXPECT_GE(stats.watches, 3U);
   EXPECT_EQ(informer.cache().size(), 28U);  // 20 + 5 + 5 - 2
   informer.stop();
@@ -171,12 +170,12 @@ TEST(ApiserverRestartTest, ACompactedVersionIsGoneAndTheInformerRelists) {
 
   // The informer relists and converges, including a change made after the restart.
   ASSERT_TRUE(retrying([&] { return cms.create(configMap("watched-1", "v1")); }));
-  ASSERT_TRUE(waitFor([&] { return informer.stats().relists_on_gone >= 1; },
-                      std::chrono::seconds(90)))
+  ASSERT_TRUE(
+      waitFor([&] { return informer.stats().relists_on_gone >= 1; }, std::chrono::seconds(90)))
       << "relists " << informer.stats().relists_on_gone << ", watch failures "
       << informer.stats().watch_failures;
-  ASSERT_TRUE(waitFor([&] { return converged(informer, cms, "watched=yes"); },
-                      std::chrono::seconds(60)));
+  ASSERT_TRUE(
+      waitFor([&] { return converged(informer, cms, "watched=yes"); }, std::chrono::seconds(60)));
   EXPECT_EQ(informer.cache().size(), 2U);
   std::cout << "[ MEASURED ] after the forced 410: " << informer.stats().lists << " lists, "
             << informer.stats().relists_on_gone << " relist(s) on 410" << std::endl;

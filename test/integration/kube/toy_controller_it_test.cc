@@ -46,11 +46,16 @@ std::string childName(const std::string& toy, int i) { return toy + "-" + std::t
 class ToyReconciler final : public runtime::Reconciler {
 public:
   ToyReconciler(kube::ClientPtr client, const runtime::Cache& toys,
-                const runtime::Cache& config_maps, std::string namespace_name, runtime::Registry& metrics)
-      : applier_(client), writer_(client, kToys, &metrics), toys_(toys),
-        config_maps_(config_maps), namespace_(std::move(namespace_name)) {}
+                const runtime::Cache& config_maps, std::string namespace_name,
+                runtime::Registry& metrics)
+      : applier_(client),
+        writer_(client, kToys, &metrics),
+        toys_(toys),
+        config_maps_(config_maps),
+        namespace_(std::move(namespace_name)) {}
 
-  Result<runtime::Action> reconcile(const runtime::Request& request, std::stop_token stop) override {
+  Result<runtime::Action> reconcile(const runtime::Request& request,
+                                    std::stop_token stop) override {
     runtime::ObjectPtr toy = toys_.get(request.key());
     if (!toy || kube::object::isDeleting(*toy)) {
       return runtime::Action::done();  // children go by garbage collection
@@ -204,8 +209,7 @@ protected:
   Json toy(const std::string& name) { return *Api(client_, kToys).get(name); }
 
   double statusWrites() {
-    return metric(registry_,
-                  R"(kvcache_status_writes_total{resource="toys",outcome="written"})");
+    return metric(registry_, R"(kvcache_status_writes_total{resource="toys",outcome="written"})");
   }
 
   ClusterEnv env_;
@@ -307,8 +311,8 @@ TEST_F(ToyControllerTest, ASameNamedConfigMapThatIsNotOursIsNeverAdopted) {
         return false;
       },
       std::chrono::seconds(30)))
-      << "toy: " << toy(name).dump() << "\npasses: " << reconciler_->passes
-      << "\nmetrics:\n" << registry_.render();
+      << "toy: " << toy(name).dump() << "\npasses: " << reconciler_->passes << "\nmetrics:\n"
+      << registry_.render();
   const Json still = *child(childName(name, 0));
   EXPECT_EQ(still["data"], Json::parse(R"({"mine":"yes"})"));
   EXPECT_FALSE(still["metadata"].contains("ownerReferences"));

@@ -55,8 +55,7 @@ TEST(MemberLoss, StoppedMemberLeavesTheListingAndReturnsWhenRestarted) {
   auto listed = [&](bool want_present, std::int64_t want_capacity) {
     auto listing = client->segments();
     auto metrics = client->metrics();
-    return listing.ok() && metrics.ok() &&
-           (listing->find(segment) != nullptr) == want_present &&
+    return listing.ok() && metrics.ok() && (listing->find(segment) != nullptr) == want_present &&
            listing->capacityBytes() == want_capacity &&
            metrics->total_capacity_bytes == want_capacity &&
            metrics->allocatable_capacity_bytes == want_capacity;
@@ -68,8 +67,8 @@ TEST(MemberLoss, StoppedMemberLeavesTheListingAndReturnsWhenRestarted) {
   ASSERT_TRUE(env.stopMember(1));
   ASSERT_TRUE(eventually([&] { return listed(false, full - env.segmentBytes()); }, expiry))
       << "segment " << segment << " still listed, or capacity did not drop";
-  const auto gone_after = std::chrono::duration_cast<milliseconds>(
-      std::chrono::steady_clock::now() - stopped_at);
+  const auto gone_after =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - stopped_at);
   std::cout << "segment left the listing " << gone_after.count() << " ms after SIGTERM (client_ttl "
             << env.clientTtlSeconds() << " s)\n";
 

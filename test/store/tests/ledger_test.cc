@@ -95,14 +95,14 @@ TEST_F(Ledger, CeilingsPastTheCapacityAreCutInProportion) {
   std::int64_t granted = 0;
   for (const TenantQuota& entry : *list) {
     // floor(capacity x requested / sum), within one page...
-    const auto formula = static_cast<std::int64_t>(
-        static_cast<long double>(capacity_) * entry.requested_quota_bytes / sum);
+    const auto formula = static_cast<std::int64_t>(static_cast<long double>(capacity_) *
+                                                   entry.requested_quota_bytes / sum);
     EXPECT_LE(std::abs(entry.effective_quota_bytes - formula), kPage) << entry.tenant_id;
     // ...and exactly the master's largest-remainder rounding.
     EXPECT_EQ(entry.effective_quota_bytes, expected.at(entry.tenant_id)) << entry.tenant_id;
     granted += entry.effective_quota_bytes;
-    std::cout << entry.tenant_id << ": requested " << entry.requested_quota_bytes
-              << ", granted " << entry.effective_quota_bytes << " (formula " << formula << ")\n";
+    std::cout << entry.tenant_id << ": requested " << entry.requested_quota_bytes << ", granted "
+              << entry.effective_quota_bytes << " (formula " << formula << ")\n";
   }
   EXPECT_EQ(granted, capacity_) << "the grants add up to the capacity";
 }

@@ -122,12 +122,12 @@ bool StoreEnv::startMember(int i) const {
 
 int StoreEnv::writeObject(const std::string& tenant, const std::string& key,
                           std::int64_t bytes) const {
-  const std::string command =
-      "LD_LIBRARY_PATH=" + shellQuote(value("KVC_STORE_LD_LIBRARY_PATH")) + " " +
-      shellQuote(value("KVC_STORE_PYTHON")) + " " +
-      shellQuote(std::string(KVC_STORE_SCRIPT_DIR) + "/tests/writer.py") + " --master " +
-      shellQuote(rpc()) + " --tenant " + shellQuote(tenant) + " --key " + shellQuote(key) +
-      " --bytes " + std::to_string(bytes) + " 2>/dev/null";
+  const std::string command = "LD_LIBRARY_PATH=" + shellQuote(value("KVC_STORE_LD_LIBRARY_PATH")) +
+                              " " + shellQuote(value("KVC_STORE_PYTHON")) + " " +
+                              shellQuote(std::string(KVC_STORE_SCRIPT_DIR) + "/tests/writer.py") +
+                              " --master " + shellQuote(rpc()) + " --tenant " + shellQuote(tenant) +
+                              " --key " + shellQuote(key) + " --bytes " + std::to_string(bytes) +
+                              " 2>/dev/null";
   std::string out;
   run(command, &out);
   const auto at = out.rfind("put=");
@@ -141,8 +141,8 @@ int StoreEnv::writeObject(const std::string& tenant, const std::string& key,
 bool StoreEnv::removeAllObjects(const std::string& tenant) const {
   HttpRequest request;
   request.method = "POST";
-  request.url = "http://" + admin() + "/api/v1/remove_all?force=true&tenant_id=" +
-                percentEncode(tenant);
+  request.url =
+      "http://" + admin() + "/api/v1/remove_all?force=true&tenant_id=" + percentEncode(tenant);
   auto response = newCurlTransport()->send(request);
   return response.ok() && response->status == 200;
 }

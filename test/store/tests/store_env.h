@@ -59,10 +59,10 @@ private:
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
 
 // Skips-or-fails guard at the top of every test: fails when the env file is missing.
-#define KVC_REQUIRE_STORE()                                                                        \
-  do {                                                                                             \
-    ASSERT_TRUE(::kvc::store::integration::StoreEnv::get().loaded())                               \
-        << "no store env: run through ctest (store.up), or export KVC_STORE_ENV=DIR/env";          \
+#define KVC_REQUIRE_STORE()                                                               \
+  do {                                                                                    \
+    ASSERT_TRUE(::kvc::store::integration::StoreEnv::get().loaded())                      \
+        << "no store env: run through ctest (store.up), or export KVC_STORE_ENV=DIR/env"; \
   } while (false)
 
 }  // namespace kvc::store::integration

@@ -15,9 +15,8 @@ constexpr std::string_view kT1 = "2026-12-01T10:05:00Z";
 
 TEST(SetConditionTest, ANewConditionIsStampedWithTheTimeAndTheGeneration) {
   std::vector<Condition> conditions;
-  EXPECT_TRUE(setCondition(conditions,
-                           makeCondition("QuotaGranted", kConditionTrue, "Granted", "grants 8Gi"),
-                           3, kT0));
+  EXPECT_TRUE(setCondition(
+      conditions, makeCondition("QuotaGranted", kConditionTrue, "Granted", "grants 8Gi"), 3, kT0));
   ASSERT_EQ(conditions.size(), 1U);
   EXPECT_EQ(conditions[0].last_transition_time, kT0);
   EXPECT_EQ(conditions[0].observed_generation, 3);

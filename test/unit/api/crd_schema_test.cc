@@ -166,9 +166,7 @@ Json crdSchema(std::string_view file, std::string_view kind) {
 // ---------------------------------------------------------------------------------------------
 // The schema, walked.
 
-bool isIntOrString(const Json& schema) {
-  return schema.value("x-kubernetes-int-or-string", false);
-}
+bool isIntOrString(const Json& schema) { return schema.value("x-kubernetes-int-or-string", false); }
 
 // "object", "array", "string", "integer", "boolean", "number", or "int-or-string".
 std::string typeOf(const Json& schema) {
@@ -456,8 +454,7 @@ public:
     }
     if (type == "array") {
       const Json& items = schema["items"];
-      if (shape_ == Shape::Skeleton && !isContainer(items) &&
-          schema.value("minItems", 0) == 0) {
+      if (shape_ == Shape::Skeleton && !isContainer(items) && schema.value("minItems", 0) == 0) {
         return Json::array();
       }
       return Json::array({write(items, path + "[0]")});
@@ -509,10 +506,9 @@ private:
         }
       }
       const std::string digits = std::to_string(n);
-      std::vector<std::string> candidates{"v" + digits, "/v" + digits,
-                                          "-flag" + digits + "=v" + digits,
-                                          "h" + digits + ":" + std::to_string(1000 + n),
-                                          "0." + std::to_string(n % 10000)};
+      std::vector<std::string> candidates{
+          "v" + digits, "/v" + digits, "-flag" + digits + "=v" + digits,
+          "h" + digits + ":" + std::to_string(1000 + n), "0." + std::to_string(n % 10000)};
       if (schema.value("format", "") == "date-time") {
         candidates = {"2024-05-06T07:08:" + std::to_string(10 + n % 50) + "Z"};
       }
@@ -742,8 +738,8 @@ Json localDiskSpec(const LocalDisk& disk, Gaps& gaps) {
 
 Json memberGroupSpec(const MemberGroup& group, Gaps& gaps) {
   const auto& [medium, transport_protocol, capacity_per_member, node_selector, local_buffer_size,
-               image, fabric_interface_count, extra_args, extra_env, runtime_class_name,
-               host_paths, security_context, local_disk] = group;
+               image, fabric_interface_count, extra_args, extra_env, runtime_class_name, host_paths,
+               security_context, local_disk] = group;
   Json out = Json::object();
   putJson(out, "nodeSelector", node_selector, gaps, "MemberGroup::node_selector");
   putString(out, "medium", medium, gaps, "MemberGroup::medium");
@@ -759,8 +755,7 @@ Json memberGroupSpec(const MemberGroup& group, Gaps& gaps) {
             "MemberGroup::fabric_interface_count");
   putStrings(out, "extraArgs", extra_args, gaps, "MemberGroup::extra_args");
   putJson(out, "extraEnv", extra_env, gaps, "MemberGroup::extra_env");
-  putOptional(out, "runtimeClassName", runtime_class_name, gaps,
-              "MemberGroup::runtime_class_name");
+  putOptional(out, "runtimeClassName", runtime_class_name, gaps, "MemberGroup::runtime_class_name");
   putJson(out, "hostPaths", host_paths, gaps, "MemberGroup::host_paths");
   putJson(out, "securityContext", security_context, gaps, "MemberGroup::security_context");
   gaps.need(local_disk.has_value(), "MemberGroup::local_disk");
@@ -991,8 +986,7 @@ Json roleSpec(const ModelDeploymentRole& role, Gaps& gaps) {
   const auto& [accelerator, interface_count] = resources;
   Json resources_out = Json::object();
   putOptional(resources_out, "accelerator", accelerator, gaps, "RoleResources::accelerator");
-  putOptional(resources_out, "interface", interface_count, gaps,
-              "RoleResources::interface_count");
+  putOptional(resources_out, "interface", interface_count, gaps, "RoleResources::interface_count");
   out["resources"] = std::move(resources_out);
   putOptional(out, "image", image, gaps, "ModelDeploymentRole::image");
   putOptional(out, "imagePullPolicy", image_pull_policy, gaps,
@@ -1253,9 +1247,9 @@ TEST_P(CrdSchemaTest, EverySchemaFieldIsReadAndWrittenBack) {
       problems.push_back(path + " = " + value.dump() + " comes back as " + it->second.dump());
     }
   }
-  EXPECT_THAT(problems, IsEmpty()) << "schema fields the codec does not carry:" << joined(problems)
-                                   << "\nexample: " << object.dump(1)
-                                   << "\nwritten back: " << through->written.dump(1);
+  EXPECT_THAT(problems, IsEmpty())
+      << "schema fields the codec does not carry:" << joined(problems)
+      << "\nexample: " << object.dump(1) << "\nwritten back: " << through->written.dump(1);
 }
 
 TEST_P(CrdSchemaTest, EveryFieldTheCodecsReadOrWriteIsInTheSchema) {
@@ -1280,8 +1274,7 @@ TEST_P(CrdSchemaTest, EveryFieldTheCodecsReadOrWriteIsInTheSchema) {
   again_object["spec"] = through->written["spec"];
   again_object["status"] = through->written["status"];
   const auto again = GetParam().through(again_object);
-  ASSERT_TRUE(again.ok()) << "what was written back does not decode: "
-                          << again.status().message();
+  ASSERT_TRUE(again.ok()) << "what was written back does not decode: " << again.status().message();
   EXPECT_EQ(again->written.dump(1), through->written.dump(1))
       << "decoding what was written back gives something else";
 }
@@ -1326,8 +1319,8 @@ TEST_P(CrdSchemaTest, EveryValueTheSchemaAllowsIsReadAndWrittenBack) {
       problems.push_back(what + ": " + difference);
     }
   }
-  EXPECT_THAT(problems, IsEmpty()) << "values the schema allows that the codec does not carry:"
-                                   << joined(problems);
+  EXPECT_THAT(problems, IsEmpty())
+      << "values the schema allows that the codec does not carry:" << joined(problems);
 }
 
 TEST_P(CrdSchemaTest, TheCodecsFillNothingTheSchemaLeavesAbsent) {

@@ -40,8 +40,8 @@ TEST(Backend, GroupProtocolOverridesTheBackendUnlessAuto) {
 }
 
 TEST(Backend, RefusesAProtocolOutsideTheEnumNamingTheField) {
-  const auto backend = backendFromJson(Json::parse(
-      R"({"metadata": {"name": "b"}, "spec": {"transport": {"protocol": "tcp"}}})"));
+  const auto backend = backendFromJson(
+      Json::parse(R"({"metadata": {"name": "b"}, "spec": {"transport": {"protocol": "tcp"}}})"));
   ASSERT_FALSE(backend.ok());
   EXPECT_NE(backend.status().message().find("spec.transport.protocol"), std::string::npos);
 }
@@ -58,8 +58,8 @@ TEST(Binding, DefaultsTheDomainNameAndReadsDeletion) {
 }
 
 TEST(Binding, WrongTypesNameTheirPath) {
-  const auto binding = bindingFromJson(Json::parse(
-      R"({"metadata": {"name": "x"}, "spec": {"domain": {"blockSize": "64"}}})"));
+  const auto binding = bindingFromJson(
+      Json::parse(R"({"metadata": {"name": "x"}, "spec": {"domain": {"blockSize": "64"}}})"));
   ASSERT_FALSE(binding.ok());
   EXPECT_EQ(binding.status().message(), "spec.domain.blockSize must be an integer, not string");
 }

@@ -122,7 +122,7 @@ TEST(ModelDeployment, DecodesWalkthroughStep3WithSchemaDefaults) {
   EXPECT_EQ(server.name, "server");
   EXPECT_EQ(server.kind, kRoleKindServer);  // schema default
   EXPECT_EQ(server.replicas, 2);
-  EXPECT_EQ(server.size, 1);                     // schema default
+  EXPECT_EQ(server.size, 1);                      // schema default
   EXPECT_EQ(server.instance_type, std::nullopt);  // `instanceType:` is null
   EXPECT_EQ(server.resources.accelerator, "1");
   EXPECT_EQ(server.resources.interface_count, std::nullopt);
@@ -253,8 +253,7 @@ spec:
   EXPECT_EQ(prefill.instance_type, "h100x8");
   EXPECT_EQ(prefill.resources.accelerator, "4");  // an integer quantity, as its text
   EXPECT_EQ(prefill.resources.interface_count, 1);
-  EXPECT_EQ(prefill.extra_args,
-            (std::vector<std::string>{"--max-num-batched-tokens", "8192"}));
+  EXPECT_EQ(prefill.extra_args, (std::vector<std::string>{"--max-num-batched-tokens", "8192"}));
   EXPECT_EQ(prefill.command, std::nullopt);
 
   const ModelDeploymentRole& decode = md->spec.roles[1];
@@ -356,12 +355,10 @@ spec:
   EXPECT_EQ(role.privileged, false);
   EXPECT_EQ(role.ports, (std::vector<RolePort>{{8000, "TCP"}, {5557, "UDP"}}));  // TCP default
   ASSERT_EQ(role.additional_volumes.size(), 3u);
-  EXPECT_EQ(role.additional_volumes[0],
-            (RoleVolume{"/etc/engine", true, std::nullopt, "engine-config", std::nullopt,
-                        std::nullopt}));
-  EXPECT_EQ(role.additional_volumes[1],
-            (RoleVolume{"/var/secret", std::nullopt, "token", std::nullopt, "engine-token",
-                        std::nullopt}));
+  EXPECT_EQ(role.additional_volumes[0], (RoleVolume{"/etc/engine", true, std::nullopt,
+                                                    "engine-config", std::nullopt, std::nullopt}));
+  EXPECT_EQ(role.additional_volumes[1], (RoleVolume{"/var/secret", std::nullopt, "token",
+                                                    std::nullopt, "engine-token", std::nullopt}));
   EXPECT_EQ(role.additional_volumes[2].host_path,
             (RoleHostPath{"/mnt/cache", "DirectoryOrCreate"}));
   EXPECT_EQ(role.termination_grace_period_seconds, 0);  // explicitly zero, not absent
@@ -376,9 +373,9 @@ TEST(ModelDeployment, WrongTypesNameTheirPath) {
             "spec.model.name must be a string, not number");
   EXPECT_EQ(decodeError(R"({"metadata": {"name": "x"}, "spec": {"kvCache": "team-a"}})"),
             "spec.kvCache must be an object, not string");
-  EXPECT_EQ(decodeError(
-                R"({"metadata": {"name": "x"}, "spec": {"kvCache": {"poolRef": {"name": 1}}}})"),
-            "spec.kvCache.poolRef.name must be a string, not number");
+  EXPECT_EQ(
+      decodeError(R"({"metadata": {"name": "x"}, "spec": {"kvCache": {"poolRef": {"name": 1}}}})"),
+      "spec.kvCache.poolRef.name must be a string, not number");
   EXPECT_EQ(decodeError(R"({"metadata": {"name": "x"}, "spec": {"roles": {"name": "a"}}})"),
             "spec.roles must be a list, not object");
   EXPECT_EQ(decodeError(R"({"metadata": {"name": "x"}, "spec": {"roles": ["server"]}})"),
@@ -486,13 +483,13 @@ TEST(ModelDeployment, AbsentIsNotZero) {
                "updatedReplicas": 0, "unmanaged": false}]})"));
 
   // And they read back as observed zeros, distinct from absent.
-  const auto back = modelDeploymentFromJson(
-      Json{{"metadata", {{"name", "x"}}}, {"status", encoded}});
+  const auto back =
+      modelDeploymentFromJson(Json{{"metadata", {{"name", "x"}}}, {"status", encoded}});
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->status.roles.at(0).ready_replicas, 0);
   EXPECT_EQ(back->status.kv_cache->domain->block_size, 0);
-  const auto absent = modelDeploymentFromJson(Json::parse(
-      R"({"metadata": {"name": "x"}, "status": {"roles": [{"name": "server"}]}})"));
+  const auto absent = modelDeploymentFromJson(
+      Json::parse(R"({"metadata": {"name": "x"}, "status": {"roles": [{"name": "server"}]}})"));
   ASSERT_TRUE(absent.ok()) << absent.status().message();
   EXPECT_EQ(absent->status.roles.at(0).ready_replicas, std::nullopt);
   EXPECT_EQ(absent->status.roles.at(0).unmanaged, std::nullopt);

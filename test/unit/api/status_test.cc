@@ -75,7 +75,8 @@ TEST(PoolStatusTest, RoundTrips) {
   status.phase = "Ready";
   status.client_endpoint = "10.0.0.1:50051";
   status.usage_total = std::int64_t{3} << 20;
-  status.domains = {{"team-a-chat", "team-a", "team-a", 64, "bfloat16", std::nullopt, std::nullopt}};
+  status.domains = {
+      {"team-a-chat", "team-a", "team-a", 64, "bfloat16", std::nullopt, std::nullopt}};
   status.used_by = {{"KVCachePoolBinding", "team-a", "team-a"}};
   const Json json = poolStatusToJson(status);
   EXPECT_EQ(json["domains"][0], Json::parse(R"({"name":"team-a-chat",

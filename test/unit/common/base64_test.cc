@@ -25,7 +25,7 @@ TEST(Base64Test, RoundTripsAndRefusesGarbage) {
     EXPECT_EQ(*decoded, s);
   }
   EXPECT_EQ(*base64Decode("aGVs\nbG8="), "hello");  // PEM-style line breaks
-  EXPECT_EQ(*base64Decode("aGVsbG8"), "hello");      // padding optional
+  EXPECT_EQ(*base64Decode("aGVsbG8"), "hello");     // padding optional
   EXPECT_FALSE(base64Decode("a$b").ok());
   EXPECT_FALSE(base64Decode("aGVs=bG8").ok());  // data after padding
   EXPECT_FALSE(base64Decode("aGVsb").ok());     // a dangling 6-bit group

@@ -25,7 +25,7 @@ TEST(Quantity, ParsesEverySuffix) {
       {"1M", 1'000'000},
       {"1e3", 1000},
       {"1E9", 1'000'000'000},
-      {"500m", 1},   // fractions round up, as Quantity.Value() does
+      {"500m", 1},  // fractions round up, as Quantity.Value() does
       {"1500m", 2},
       {"+7", 7},
       {"0.5Ki", 512},
@@ -39,8 +39,8 @@ TEST(Quantity, ParsesEverySuffix) {
 }
 
 TEST(Quantity, RefusesMalformedTextNamingIt) {
-  for (const char* text : {"", "-1", "8GB", "Gi", "1.2.3", "8 Gi", "9223372036854775808", "8Ei",
-                           "1e", "0x10"}) {
+  for (const char* text :
+       {"", "-1", "8GB", "Gi", "1.2.3", "8 Gi", "9223372036854775808", "8Ei", "1e", "0x10"}) {
     const Result<std::int64_t> parsed = parseQuantityBytes(text);
     ASSERT_FALSE(parsed.ok()) << text;
     EXPECT_NE(parsed.status().message().find(std::string("\"") + text + "\""), std::string::npos)

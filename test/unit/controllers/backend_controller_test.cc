@@ -53,7 +53,8 @@ Json externalBackend() {
     "metadata": {"name": "remote"},
     "spec": {"type": "Mooncake", "connection": {"external": {"endpoints": [
       {"name": "Client", "address": "10.0.0.7:50051"},
-      {"name": "Admin", "address": ")") + kExternalAdmin + R"("}]}}}})");
+      {"name": "Admin", "address": ")") +
+                     kExternalAdmin + R"("}]}}}})");
 }
 
 Json managedBackend() {
@@ -83,15 +84,15 @@ bool isMasterCall(const std::string& line) { return line.find(" master/") != std
 class BackendControllerTest : public ::testing::Test {
 protected:
   BackendControllerTest()
-      : cluster_(clock_), external_(kExternalAdmin, cluster_.sharedLog()),
+      : cluster_(clock_),
+        external_(kExternalAdmin, cluster_.sharedLog()),
         managed_(kManagedAdmin, cluster_.sharedLog()) {
     server_.setHandler(cluster_.handler());
     config_.client = kube::Client::create(server_.config()).value();
     config_.backends = &cluster_.cache(res::kvCacheBackends());
     config_.pools = &cluster_.cache(res::kvCachePools());
     config_.stores = [this](const std::string& address) {
-      return address == kExternalAdmin ? external_.clients()(address)
-                                       : managed_.clients()(address);
+      return address == kExternalAdmin ? external_.clients()(address) : managed_.clients()(address);
     };
     config_.clock = &clock_;
     // The managed store's objects, cached as the setup caches them.
@@ -101,8 +102,8 @@ protected:
     config_.leases = &cluster_.cache(res::leases(), "gpustack-system");
     config_.children.push_back({res::deployments(), "gpustack-system", config_.deployments});
     config_.children.push_back({res::daemonSets(), "gpustack-system", config_.daemon_sets});
-    for (const kube::ResourceType& kind : {res::services(), res::serviceAccounts(), res::roles(),
-                                           res::roleBindings()}) {
+    for (const kube::ResourceType& kind :
+         {res::services(), res::serviceAccounts(), res::roles(), res::roleBindings()}) {
       config_.children.push_back(
           {kind, "gpustack-system", &cluster_.cache(kind, "gpustack-system", kStoreSelector)});
     }
@@ -197,13 +198,12 @@ TEST_F(BackendControllerTest, AnExternalBackendIsGuardedReadAndReported) {
   ASSERT_THAT(outcome, testing::IsOk());
   ASSERT_TRUE(outcome->requeue_after.has_value());
   EXPECT_EQ(*outcome->requeue_after, seconds(15));
-  EXPECT_THAT(cluster_.log().filtered([](const std::string& line) {
-    return testing::isWrite(line) || isMasterCall(line);
-  }),
-              ElementsAre("GET master/health", "GET master/metrics",
-                          "GET master/get_segments_detail",
-                          "PATCH kvcachebackends/remote",  // the finalizer
-                          "PUT kvcachebackends/remote/status"));
+  EXPECT_THAT(
+      cluster_.log().filtered(
+          [](const std::string& line) { return testing::isWrite(line) || isMasterCall(line); }),
+      ElementsAre("GET master/health", "GET master/metrics", "GET master/get_segments_detail",
+                  "PATCH kvcachebackends/remote",  // the finalizer
+                  "PUT kvcachebackends/remote/status"));
   const api::KVCacheBackend b = backend("remote");
   EXPECT_TRUE(api::hasFinalizer(b.metadata, bc::kFinalizer));
   EXPECT_EQ(b.status.phase, "Ready") << b.status.phase_message;
@@ -232,9 +232,9 @@ TEST_F(BackendControllerTest, AnUnchangedExternalBackendIsReadAndLeftAlone) {
   cluster_.log().clear();
   ASSERT_THAT(pass("remote"), testing::IsOk());
   EXPECT_THAT(cluster_.log().writes(), IsEmpty());
-  EXPECT_THAT(cluster_.log().filtered(&isMasterCall),
-              ElementsAre("GET master/health", "GET master/metrics",
-                          "GET master/get_segments_detail"));
+  EXPECT_THAT(
+      cluster_.log().filtered(&isMasterCall),
+      ElementsAre("GET master/health", "GET master/metrics", "GET master/get_segments_detail"));
 }
 
 // The pool controller writes status.usedBy while this pass writes the observations: the 409 is
@@ -364,9 +364,8 @@ TEST_F(BackendControllerTest, AManagedBackendIsRenderedAppliedThenObserved) {
   cluster_.create(res::kvCacheBackends(), managedBackend());
   auto outcome = pass("mooncake-dram");
   ASSERT_THAT(outcome, testing::IsOk());
-  const auto io = cluster_.log().filtered([](const std::string& line) {
-    return testing::isWrite(line) || isMasterCall(line);
-  });
+  const auto io = cluster_.log().filtered(
+      [](const std::string& line) { return testing::isWrite(line) || isMasterCall(line); });
   ASSERT_GE(io.size(), 4U);
   EXPECT_EQ(io.front(), "PATCH kvcachebackends/mooncake-dram");
   EXPECT_EQ(io.back(), "PUT kvcachebackends/mooncake-dram/status");
@@ -376,8 +375,9 @@ TEST_F(BackendControllerTest, AManagedBackendIsRenderedAppliedThenObserved) {
   EXPECT_EQ(*first_master, "GET master/health");
   std::set<std::string> applied;
   for (auto it = io.begin() + 1; it != first_master; ++it) {
-    EXPECT_EQ(it->rfind("APPLY ", 0), 0U) << *it << ": only applies between the finalizer and "
-                                                    "the first read of the master";
+    EXPECT_EQ(it->rfind("APPLY ", 0), 0U) << *it
+                                          << ": only applies between the finalizer and "
+                                             "the first read of the master";
     applied.insert(*it);
   }
   for (const char* expected : {"APPLY deployments/gpustack-system/mooncake-dram-leader",
@@ -462,16 +462,16 @@ TEST_F(BackendControllerTest, AMemberPodOnAnOlderTemplateIsDeleted) {
       std::string());
   ASSERT_FALSE(current.empty());
   auto member = [&](const std::string& name, const std::string& hash) {
-    cluster_.create(res::pods(), Json{{"metadata",
-                                       {{"namespace", "gpustack-system"},
-                                        {"name", name},
-                                        {"labels",
-                                         {{"app.kubernetes.io/name", "kv-cache-backend"},
-                                          {"app.kubernetes.io/instance", "mooncake-dram"},
-                                          {"app.kubernetes.io/component", "member-0"}}},
-                                        {"annotations",
-                                         {{"kvcache.gpustack.ai/pod-spec-hash", hash}}}}},
-                                      {"status", {{"phase", "Running"}}}});
+    cluster_.create(res::pods(),
+                    Json{{"metadata",
+                          {{"namespace", "gpustack-system"},
+                           {"name", name},
+                           {"labels",
+                            {{"app.kubernetes.io/name", "kv-cache-backend"},
+                             {"app.kubernetes.io/instance", "mooncake-dram"},
+                             {"app.kubernetes.io/component", "member-0"}}},
+                           {"annotations", {{"kvcache.gpustack.ai/pod-spec-hash", hash}}}}},
+                         {"status", {{"phase", "Running"}}}});
   };
   member("mooncake-dram-member-0-old", "0123456789abcdef");
   member("mooncake-dram-member-0-new", current);
@@ -480,9 +480,8 @@ TEST_F(BackendControllerTest, AMemberPodOnAnOlderTemplateIsDeleted) {
   const auto writes = cluster_.log().writes();
   EXPECT_THAT(writes,
               ::testing::Contains("DELETE pods/gpustack-system/mooncake-dram-member-0-old"));
-  EXPECT_THAT(writes,
-              ::testing::Not(::testing::Contains(
-                  "DELETE pods/gpustack-system/mooncake-dram-member-0-new")));
+  EXPECT_THAT(writes, ::testing::Not(::testing::Contains(
+                          "DELETE pods/gpustack-system/mooncake-dram-member-0-new")));
   EXPECT_FALSE(cluster_.get(res::pods(), "gpustack-system/mooncake-dram-member-0-old"));
   EXPECT_TRUE(cluster_.get(res::pods(), "gpustack-system/mooncake-dram-member-0-new"));
 }
@@ -501,8 +500,7 @@ TEST_F(BackendControllerTest, AConflictOnTheManagedStatusIsRetriedFromAFreshRead
   });
   ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
   const auto lines = cluster_.log().lines();
-  EXPECT_EQ(std::count(lines.begin(), lines.end(), "PUT kvcachebackends/mooncake-dram/status"),
-            2);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), "PUT kvcachebackends/mooncake-dram/status"), 2);
   const api::KVCacheBackend b = backend("mooncake-dram");
   EXPECT_THAT(b.status.used_by,
               ElementsAre(api::ObjectReference{"KVCachePool", "", "shared-dram"}));
@@ -587,9 +585,8 @@ TEST_F(BackendControllerTest, ADeletingManagedBackendThatAPoolUsesIsNotTornDown)
   });
   cluster_.log().clear();
   ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
-  EXPECT_THAT(cluster_.log().filtered([](const std::string& line) {
-    return line.rfind("DELETE ", 0) == 0;
-  }),
+  EXPECT_THAT(cluster_.log().filtered(
+                  [](const std::string& line) { return line.rfind("DELETE ", 0) == 0; }),
               IsEmpty());
   const api::KVCacheBackend b = backend("mooncake-dram");
   EXPECT_EQ(b.status.phase, "Deleting");

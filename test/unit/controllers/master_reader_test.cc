@@ -110,8 +110,8 @@ TEST(ReadBackendTest, AServingMasterIsReadInAtMostThreeRequests) {
   master.metrics_value.total_capacity_bytes = 512;
   master.segments_error = StoreError(StoreErrorKind::RouteNotServed, "404");
   const policy::BackendReading reading = readBackend(master);
-  EXPECT_EQ(master.calls, (std::vector<std::string>{"GET /health", "GET /metrics",
-                                                    "GET /get_segments_detail"}));
+  EXPECT_EQ(master.calls,
+            (std::vector<std::string>{"GET /health", "GET /metrics", "GET /get_segments_detail"}));
   EXPECT_EQ(reading.total_capacity_bytes, 512);
   EXPECT_EQ(reading.listing, policy::BackendReading::Listing::NotServed);
 }
@@ -144,8 +144,8 @@ TEST(LedgerSessionTest, WritesThePlanAndReadsTheGrantsBack) {
   plan.puts = {{"a", 10}, {"b", 20}};
   plan.deletes = {"old"};
   EXPECT_EQ(session.apply(plan, reading), (std::vector<std::string>{"a", "b", "old"}));
-  EXPECT_EQ(master.calls, (std::vector<std::string>{"GET ledger", "PUT a", "PUT b", "DELETE old",
-                                                    "GET ledger"}));
+  EXPECT_EQ(master.calls,
+            (std::vector<std::string>{"GET ledger", "PUT a", "PUT b", "DELETE old", "GET ledger"}));
   ASSERT_EQ(reading.tenants.size(), 2U);
   EXPECT_EQ(reading.tenants[1].tenant_id, "b");
   EXPECT_EQ(reading.tenants[1].effective_bytes, 20);
@@ -156,10 +156,12 @@ TEST(LedgerSessionTest, PerDomainAnswersAreRecordedAndTheOthersStillWritten) {
   ScriptedMaster master;
   master.ledger["busy"] = entry("busy", 1, 1);
   master.ledger["odd"] = entry("odd", 1, 1);
-  master.put_errors.emplace("a", StoreError(StoreErrorKind::PersistFailed, "writing the quota of "
-                                            "reuse domain \"a\": PERSISTENT_FAIL", 500, -1503));
-  master.delete_errors.emplace("busy", StoreError(StoreErrorKind::TenantNotEmpty, "not empty",
-                                                  409, -1702));
+  master.put_errors.emplace("a", StoreError(StoreErrorKind::PersistFailed,
+                                            "writing the quota of "
+                                            "reuse domain \"a\": PERSISTENT_FAIL",
+                                            500, -1503));
+  master.delete_errors.emplace("busy",
+                               StoreError(StoreErrorKind::TenantNotEmpty, "not empty", 409, -1702));
   master.delete_errors.emplace("odd", StoreError(StoreErrorKind::UnexpectedStatus, "status 418"));
   policy::MasterReading reading;
   LedgerSession session(master);
@@ -177,8 +179,8 @@ TEST(LedgerSessionTest, PerDomainAnswersAreRecordedAndTheOthersStillWritten) {
 
 TEST(LedgerSessionTest, AFailingMasterStopsTheWritesAndIsNamed) {
   ScriptedMaster master;
-  master.put_errors.emplace("a", StoreError(StoreErrorKind::Transport,
-                                            "writing the quota of reuse domain \"a\": reset"));
+  master.put_errors.emplace(
+      "a", StoreError(StoreErrorKind::Transport, "writing the quota of reuse domain \"a\": reset"));
   policy::MasterReading reading;
   LedgerSession session(master);
   session.read(reading);

@@ -151,8 +151,7 @@ protected:
     return api::modelDeploymentFromJson(*object).value();
   }
   api::KVCachePoolBinding binding() {
-    return api::bindingFromJson(*cluster_.get(res::kvCachePoolBindings(), "team-a/team-a"))
-        .value();
+    return api::bindingFromJson(*cluster_.get(res::kvCachePoolBindings(), "team-a/team-a")).value();
   }
   static const api::Condition& condition(const api::StatusHead& status, std::string_view type) {
     static const api::Condition kAbsent = [] {
@@ -203,8 +202,7 @@ TEST_F(ModelDeploymentControllerTest, RolesAreAppliedTheBindingIsNotedThenTheSta
     EXPECT_EQ(writes[i].rfind("APPLY ", 0), 0U) << writes[i];
   }
   const auto applied = applies();
-  EXPECT_NE(std::find(applied.begin(), applied.end(),
-                      "APPLY deployments/team-a/qwen-chat-server"),
+  EXPECT_NE(std::find(applied.begin(), applied.end(), "APPLY deployments/team-a/qwen-chat-server"),
             applied.end());
 
   const auto role = cluster_.get(res::deployments(), kRoleDeployment);

@@ -19,7 +19,8 @@ void put(runtime::Store& store, const Json& object) {
 
 Json binding(const std::string& namespace_name, const std::string& name) {
   return Json::parse(R"({"apiVersion": "worker.gpustack.ai/v1", "kind": "KVCachePoolBinding",
-    "metadata": {"namespace": ")" + namespace_name + R"(", "name": ")" + name + R"("},
+    "metadata": {"namespace": ")" +
+                     namespace_name + R"(", "name": ")" + name + R"("},
     "spec": {"poolRef": {"name": "shared-dram"}, "quota": {"ceiling": "8Gi"},
              "domain": {"blockSize": 64, "dtype": "bfloat16"}}})");
 }

@@ -57,8 +57,10 @@ Json backendObject() {
       {"nodeSelector": {"kubernetes.io/os": "linux"}, "medium": "DRAM",
        "capacityPerMember": "8Gi"}]}}},
     "status": {"observedGeneration": 1, "endpoints": [
-      {"name": "Client", "address": ")") + kClient + R"("},
-      {"name": "Admin", "address": ")" + kAdmin + R"("}]}})");
+      {"name": "Client", "address": ")") +
+                     kClient + R"("},
+      {"name": "Admin", "address": ")" +
+                     kAdmin + R"("}]}})");
 }
 
 Json poolObject(const std::string& name, const std::string& total = "16Gi") {
@@ -68,8 +70,9 @@ Json poolObject(const std::string& name, const std::string& total = "16Gi") {
               {"spec", {{"backends", {"mooncake-dram"}}, {"quota", {{"total", total}}}}}};
 }
 
-Json bindingObject(const std::string& namespace_name, const std::string& name, const std::string& pool,
-                   const std::string& ceiling, const std::string& domain = "default") {
+Json bindingObject(const std::string& namespace_name, const std::string& name,
+                   const std::string& pool, const std::string& ceiling,
+                   const std::string& domain = "default") {
   return Json{{"apiVersion", "worker.gpustack.ai/v1"},
               {"kind", "KVCachePoolBinding"},
               {"metadata", {{"namespace", namespace_name}, {"name", name}}},
@@ -170,15 +173,15 @@ TEST_F(PoolControllerTest, ANewBindingIsGuardedThenWrittenToTheLedgerThenReporte
   // The ledger is read in observe, before the plan decides anything; every guard comes before
   // the first write to the master, and the pass's one scrape after the writes.
   EXPECT_THAT(writesAndMasterCalls(cluster_.log()),
-              ElementsAre("LIST master/tenant_quotas",                             //
-                          "PATCH kvcachepools/shared-dram",                        // finalizer
-                          "PUT kvcachebackends/mooncake-dram/status",              // usedBy
-                          "PATCH kvcachepoolbindings/team-a/team-a",               // finalizer
-                          "PUT master/tenant_quotas/default",                      //
-                          "LIST master/tenant_quotas",                             // read back
-                          "GET master/metrics",                                    //
+              ElementsAre("LIST master/tenant_quotas",                 //
+                          "PATCH kvcachepools/shared-dram",            // finalizer
+                          "PUT kvcachebackends/mooncake-dram/status",  // usedBy
+                          "PATCH kvcachepoolbindings/team-a/team-a",   // finalizer
+                          "PUT master/tenant_quotas/default",          //
+                          "LIST master/tenant_quotas",                 // read back
+                          "GET master/metrics",                        //
                           "APPLY configmaps/gpustack-system/mooncake-dram-tenant-quota-policy",
-                          "PUT kvcachepoolbindings/team-a/team-a/status",          //
+                          "PUT kvcachepoolbindings/team-a/team-a/status",  //
                           "PUT kvcachepools/shared-dram/status"));
 
   const api::KVCachePool p = pool("shared-dram");
@@ -192,16 +195,15 @@ TEST_F(PoolControllerTest, ANewBindingIsGuardedThenWrittenToTheLedgerThenReporte
   EXPECT_TRUE(api::hasFinalizer(b->metadata, api::binding::kFinalizer));
   EXPECT_EQ(b->status.phase, "Ready") << b->status.phase_message;
   EXPECT_EQ(b->status.effective_quota, 8 * kGi);
-  EXPECT_EQ(condition(b->status, api::binding::kQuotaGranted).reason,
-            api::binding::kReasonGranted);
+  EXPECT_EQ(condition(b->status, api::binding::kQuotaGranted).reason, api::binding::kReasonGranted);
   const api::KVCacheBackend backend =
       api::backendFromJson(*cluster_.get(res::kvCacheBackends(), "mooncake-dram")).value();
   EXPECT_THAT(backend.status.used_by,
               ElementsAre(api::ObjectReference{"KVCachePool", "", "shared-dram"}));
   EXPECT_EQ(backend.status.observed_generation, 1) << "the backend controller's to stamp";
   EXPECT_EQ(master_.requested(), (std::map<std::string, std::int64_t>{{"default", 8 * kGi}}));
-  const auto policy = cluster_.get(res::configMaps(),
-                                   "gpustack-system/mooncake-dram-tenant-quota-policy");
+  const auto policy =
+      cluster_.get(res::configMaps(), "gpustack-system/mooncake-dram-tenant-quota-policy");
   ASSERT_TRUE(policy.has_value());
   EXPECT_EQ((*policy)["metadata"]["ownerReferences"][0]["name"], "mooncake-dram");
   EXPECT_NE((*policy)["data"].dump().find("default"), std::string::npos);
@@ -239,8 +241,7 @@ TEST_F(PoolControllerTest, AConflictOnAStatusIsRetriedFromAFreshRead) {
   auto outcome = pass("shared-dram");
   ASSERT_THAT(outcome, testing::IsOk());
   const auto lines = cluster_.log().lines();
-  EXPECT_EQ(std::count(lines.begin(), lines.end(),
-                       "PUT kvcachepoolbindings/team-a/team-a/status"),
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), "PUT kvcachepoolbindings/team-a/team-a/status"),
             2)
       << "the 409, then the write from the fresh read";
   const auto b = binding("team-a/team-a");
@@ -311,12 +312,12 @@ TEST_F(PoolControllerTest, AFailedFinalizerPatchLeavesTheLedgerUntouched) {
 
   cluster_.log().clear();
   ASSERT_THAT(pass("shared-dram"), testing::IsOk());
-  EXPECT_THAT(cluster_.log().writes(),
-              ElementsAre("PATCH kvcachepoolbindings/team-a/team-a",
-                          "PUT master/tenant_quotas/default",
-                          "APPLY configmaps/gpustack-system/mooncake-dram-tenant-quota-policy",
-                          "PUT kvcachepoolbindings/team-a/team-a/status",
-                          "PUT kvcachepools/shared-dram/status"));
+  EXPECT_THAT(
+      cluster_.log().writes(),
+      ElementsAre("PATCH kvcachepoolbindings/team-a/team-a", "PUT master/tenant_quotas/default",
+                  "APPLY configmaps/gpustack-system/mooncake-dram-tenant-quota-policy",
+                  "PUT kvcachepoolbindings/team-a/team-a/status",
+                  "PUT kvcachepools/shared-dram/status"));
   EXPECT_EQ(binding("team-a/team-a")->status.phase, "Ready");
 }
 
@@ -492,8 +493,8 @@ TEST_F(PoolControllerTest, ADeletingBindingIsReleasedOnceItsWindowHasPassed) {
       << "the labelled Pods are listed live once the window has passed";
   EXPECT_THAT(master_.requested(), IsEmpty());
   EXPECT_FALSE(binding("team-a/team-a").has_value()) << "deleted once its finalizer went";
-  const auto policy = cluster_.get(res::configMaps(),
-                                   "gpustack-system/mooncake-dram-tenant-quota-policy");
+  const auto policy =
+      cluster_.get(res::configMaps(), "gpustack-system/mooncake-dram-tenant-quota-policy");
   ASSERT_TRUE(policy.has_value());
   EXPECT_EQ((*policy)["data"].dump().find("default"), std::string::npos);
 }
@@ -514,8 +515,8 @@ TEST_F(PoolControllerTest, AHeldDeletingBindingsDomainStaysInThePolicySeed) {
   });
   ASSERT_THAT(pass("shared-dram"), testing::IsOk());
   ASSERT_EQ(master_.requested().count("default"), 1U) << "the ledger keeps it: the window runs";
-  const auto policy = cluster_.get(res::configMaps(),
-                                   "gpustack-system/mooncake-dram-tenant-quota-policy");
+  const auto policy =
+      cluster_.get(res::configMaps(), "gpustack-system/mooncake-dram-tenant-quota-policy");
   ASSERT_TRUE(policy.has_value());
   const std::string seed = (*policy)["data"].dump();
   EXPECT_NE(seed.find("default"), std::string::npos)
@@ -577,8 +578,7 @@ TEST_F(PoolControllerTest, ADeletingPoolIsHeldByItsBindings) {
   const api::KVCachePool p = pool("shared-dram");
   EXPECT_TRUE(api::hasFinalizer(p.metadata, api::pool::kFinalizer));
   EXPECT_EQ(p.status.phase, "Deleting");
-  EXPECT_EQ(condition(p.status, api::pool::kReleasable).reason,
-            api::pool::kReasonHeldByBindings);
+  EXPECT_EQ(condition(p.status, api::pool::kReleasable).reason, api::pool::kReasonHeldByBindings);
   EXPECT_EQ(master_.requested().count("default"), 1U);
 }
 

@@ -44,8 +44,10 @@ TEST(WatchDecoderTest, ReassemblesEventsSplitAcrossChunksAtAnyByte) {
 }
 
 TEST(WatchDecoderTest, OneByteAtATime) {
-  const std::string stream = R"({"type":"MODIFIED","object":{"a":1}})" "\n"
-                             R"({"type":"ERROR","object":{"kind":"Status","code":410}})" "\n";
+  const std::string stream = R"({"type":"MODIFIED","object":{"a":1}})"
+                             "\n"
+                             R"({"type":"ERROR","object":{"kind":"Status","code":410}})"
+                             "\n";
   std::vector<std::string> bytes;
   for (const char c : stream) {
     bytes.emplace_back(1, c);

@@ -42,10 +42,16 @@ constexpr const char* kKey = "-----BEGIN PRIVATE KEY-----\nKEY\n-----END PRIVATE
 std::string withData() {
   return "apiVersion: v1\nkind: Config\n"
          "clusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:6443/\n"
-         "    certificate-authority-data: " + base64Encode(kCa) + "\n"
+         "    certificate-authority-data: " +
+         base64Encode(kCa) +
+         "\n"
          "users:\n- name: u\n  user:\n"
-         "    client-certificate-data: " + base64Encode(kCert) + "\n"
-         "    client-key-data: " + base64Encode(kKey) + "\n"
+         "    client-certificate-data: " +
+         base64Encode(kCert) +
+         "\n"
+         "    client-key-data: " +
+         base64Encode(kKey) +
+         "\n"
          "- name: t\n  user:\n    token: s3cr3t\n"
          "contexts:\n- name: main\n  context: {cluster: c, user: u, namespace: team-a}\n"
          "- name: other\n  context: {cluster: c, user: t}\n"
@@ -82,16 +88,18 @@ TEST(KubeconfigTest, FilesResolveAgainstTheKubeconfigDirectory) {
   dir.write("pki/admin.crt", kCert);
   dir.write("pki/admin.key", kKey);
   dir.write("token", "file-token\n");
-  const fs::path kubeconfig = dir.write(
-      "admin.kubeconfig",
-      "clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1', "
-      "certificate-authority: pki/ca.crt}\n"
-      "users:\n- name: u\n  user: {client-certificate: pki/admin.crt, "
-      "client-key: " + (dir.path() / "pki/admin.key").string() + "}\n"
-      "- name: f\n  user: {tokenFile: token}\n"
-      "contexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-      "- name: tok\n  context: {cluster: c, user: f}\n"
-      "current-context: x\n");
+  const fs::path kubeconfig =
+      dir.write("admin.kubeconfig",
+                "clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1', "
+                "certificate-authority: pki/ca.crt}\n"
+                "users:\n- name: u\n  user: {client-certificate: pki/admin.crt, "
+                "client-key: " +
+                    (dir.path() / "pki/admin.key").string() +
+                    "}\n"
+                    "- name: f\n  user: {tokenFile: token}\n"
+                    "contexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                    "- name: tok\n  context: {cluster: c, user: f}\n"
+                    "current-context: x\n");
   auto config = loadKubeconfig(kubeconfig.string());
   ASSERT_TRUE(config.ok()) << config.status().toString();
   EXPECT_EQ(config->ca_pem, kCa);
@@ -106,9 +114,10 @@ TEST(KubeconfigTest, FilesResolveAgainstTheKubeconfigDirectory) {
 
 TEST(KubeconfigTest, AMissingFileIsNamed) {
   TempDir dir;
-  const fs::path kubeconfig = dir.write(
-      "k", "clusters:\n- name: c\n  cluster: {server: 'https://h:1', certificate-authority: "
-           "nope.crt}\ncontexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n");
+  const fs::path kubeconfig =
+      dir.write("k",
+                "clusters:\n- name: c\n  cluster: {server: 'https://h:1', certificate-authority: "
+                "nope.crt}\ncontexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n");
   auto config = loadKubeconfig(kubeconfig.string());
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.status().message().find("nope.crt"), std::string::npos);
@@ -148,7 +157,9 @@ TEST(KubeconfigTest, CredentialPluginsAndBasicAuthAreRefusedWithTheFix) {
 TEST(KubeconfigTest, ACertificateNeedsItsKey) {
   const std::string text =
       "clusters:\n- name: c\n  cluster: {server: 'https://h:1'}\n"
-      "users:\n- name: u\n  user: {client-certificate-data: " + base64Encode(kCert) + "}\n"
+      "users:\n- name: u\n  user: {client-certificate-data: " +
+      base64Encode(kCert) +
+      "}\n"
       "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n";
   EXPECT_EQ(parseKubeconfig(text, "").status().code(), StatusCode::InvalidArgument);
 }
@@ -161,15 +172,15 @@ TEST(KubeconfigTest, NoCurrentContextIsExplained) {
 
 TEST(KubeconfigTest, ListedFilesMergeWithTheFirstDefinitionWinning) {
   TempDir dir;
-  const fs::path first = dir.write(
-      "a", "clusters:\n- name: c\n  cluster: {server: 'https://first:1'}\n"
-           "current-context: x\n");
-  const fs::path second = dir.write(
-      "b", "clusters:\n- name: c\n  cluster: {server: 'https://second:1'}\n"
-           "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: y\n");
-  auto config =
-      loadKubeconfig(first.string() + ":" + (dir.path() / "absent").string() + ":" +
-                     second.string());
+  const fs::path first = dir.write("a",
+                                   "clusters:\n- name: c\n  cluster: {server: 'https://first:1'}\n"
+                                   "current-context: x\n");
+  const fs::path second =
+      dir.write("b",
+                "clusters:\n- name: c\n  cluster: {server: 'https://second:1'}\n"
+                "contexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: y\n");
+  auto config = loadKubeconfig(first.string() + ":" + (dir.path() / "absent").string() + ":" +
+                               second.string());
   ASSERT_TRUE(config.ok()) << config.status().toString();
   EXPECT_EQ(config->server, "https://first:1");
   EXPECT_EQ(config->context, "x");

@@ -11,8 +11,8 @@ namespace {
 std::string status(int code, const std::string& reason, const std::string& message,
                    const std::string& details = "") {
   std::string body = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-                     R"("message":")" + message + R"(","reason":")" + reason + R"(","code":)" +
-                     std::to_string(code);
+                     R"("message":")" +
+                     message + R"(","reason":")" + reason + R"(","code":)" + std::to_string(code);
   if (!details.empty()) {
     body += R"(,"details":)" + details;
   }
@@ -43,8 +43,7 @@ TEST(ApiErrorTest, EveryReasonMapsToTheCodeThatSaysWhatToDoNext) {
       {504, "Timeout", ErrorReason::Timeout, StatusCode::DeadlineExceeded},
       {500, "ServerTimeout", ErrorReason::ServerTimeout, StatusCode::DeadlineExceeded},
       {405, "MethodNotAllowed", ErrorReason::MethodNotAllowed, StatusCode::InvalidArgument},
-      {415, "UnsupportedMediaType", ErrorReason::UnsupportedMediaType,
-       StatusCode::InvalidArgument},
+      {415, "UnsupportedMediaType", ErrorReason::UnsupportedMediaType, StatusCode::InvalidArgument},
       {413, "RequestEntityTooLarge", ErrorReason::RequestEntityTooLarge,
        StatusCode::InvalidArgument},
   };
@@ -95,9 +94,8 @@ TEST(ApiErrorTest, InvalidCarriesItsFieldCauses) {
 }
 
 TEST(ApiErrorTest, ApplyConflictsListTheOwningManagers) {
-  const ApiError e = errorFromResponse(
-      409, status(409, "Conflict", "Apply failed with 1 conflict",
-                  R"({"causes":[{"reason":"FieldManagerConflict",
+  const ApiError e = errorFromResponse(409, status(409, "Conflict", "Apply failed with 1 conflict",
+                                                   R"({"causes":[{"reason":"FieldManagerConflict",
                       "message":"conflict with \"other\"","field":".spec.quota.ceiling"}]})"));
   EXPECT_TRUE(e.isConflict());
   EXPECT_EQ(e.statusCode(), StatusCode::Aborted);

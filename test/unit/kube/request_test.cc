@@ -60,8 +60,9 @@ TEST(RequestBuilderTest, ListAtAResourceVersion) {
   p.timeout_seconds = 10;
   r = RequestBuilder(resources::kvCachePools()).list(p);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->url, "/apis/worker.gpustack.ai/v1/kvcachepools?resourceVersion=123"
-                    "&resourceVersionMatch=NotOlderThan&timeoutSeconds=10");
+  EXPECT_EQ(r->url,
+            "/apis/worker.gpustack.ai/v1/kvcachepools?resourceVersion=123"
+            "&resourceVersionMatch=NotOlderThan&timeoutSeconds=10");
 }
 
 TEST(RequestBuilderTest, ListRefusesWhatTheServerWouldRefuse) {
@@ -85,15 +86,17 @@ TEST(RequestBuilderTest, WatchAsksForBookmarksAndAServerTimeout) {
   auto r = bindings("").watch(p);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->watch);
-  EXPECT_EQ(r->url, "/apis/worker.gpustack.ai/v1/kvcachepoolbindings?watch=true&labelSelector=a%3Db"
-                    "&resourceVersion=4711&timeoutSeconds=300&allowWatchBookmarks=true");
+  EXPECT_EQ(r->url,
+            "/apis/worker.gpustack.ai/v1/kvcachepoolbindings?watch=true&labelSelector=a%3Db"
+            "&resourceVersion=4711&timeoutSeconds=300&allowWatchBookmarks=true");
   p.allow_bookmarks = false;
   p.label_selector.clear();
   p.resource_version.clear();
   r = bindings().watch(p);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->url, "/apis/worker.gpustack.ai/v1/namespaces/team-a/kvcachepoolbindings"
-                    "?watch=true&timeoutSeconds=300");
+  EXPECT_EQ(r->url,
+            "/apis/worker.gpustack.ai/v1/namespaces/team-a/kvcachepoolbindings"
+            "?watch=true&timeoutSeconds=300");
 }
 
 TEST(RequestBuilderTest, CreateAndReplaceCarryFieldManagerAndDryRun) {
@@ -105,8 +108,9 @@ TEST(RequestBuilderTest, CreateAndReplaceCarryFieldManagerAndDryRun) {
   auto r = bindings().create(obj, p);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->method, "POST");
-  EXPECT_EQ(r->url, "/apis/worker.gpustack.ai/v1/namespaces/team-a/kvcachepoolbindings"
-                    "?dryRun=All&fieldManager=kvcache-operator&fieldValidation=Strict");
+  EXPECT_EQ(r->url,
+            "/apis/worker.gpustack.ai/v1/namespaces/team-a/kvcachepoolbindings"
+            "?dryRun=All&fieldManager=kvcache-operator&fieldValidation=Strict");
   EXPECT_EQ(r->content_type, "application/json");
   EXPECT_EQ(r->body, obj.dump());
   r = bindings().replace("b1", obj, {});
@@ -139,8 +143,9 @@ TEST(RequestBuilderTest, DeleteCollectionTakesListSelectors) {
   list.label_selector = "owner=me";
   auto r = bindings().removeCollection({}, list);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->url, "/apis/worker.gpustack.ai/v1/namespaces/team-a/kvcachepoolbindings"
-                    "?labelSelector=owner%3Dme");
+  EXPECT_EQ(r->url,
+            "/apis/worker.gpustack.ai/v1/namespaces/team-a/kvcachepoolbindings"
+            "?labelSelector=owner%3Dme");
 }
 
 TEST(RequestBuilderTest, PatchContentTypesFollowTheStrategy) {
@@ -149,9 +154,8 @@ TEST(RequestBuilderTest, PatchContentTypesFollowTheStrategy) {
   ASSERT_TRUE(merge.ok());
   EXPECT_EQ(merge->method, "PATCH");
   EXPECT_EQ(merge->content_type, "application/merge-patch+json");
-  auto json = bindings().patch("b1", JsonPatch{Json::array({{{"op", "remove"},
-                                                               {"path", "/spec/x"}}})},
-                               {});
+  auto json =
+      bindings().patch("b1", JsonPatch{Json::array({{{"op", "remove"}, {"path", "/spec/x"}}})}, {});
   ASSERT_TRUE(json.ok());
   EXPECT_EQ(json->content_type, "application/json-patch+json");
   EXPECT_EQ(json->body, R"([{"op":"remove","path":"/spec/x"}])");
@@ -168,8 +172,9 @@ TEST(RequestBuilderTest, ServerSideApplyNeedsAFieldManagerAndMayForce) {
             StatusCode::InvalidArgument);
   auto r = bindings().patch("b1", ApplyPatch{intent}, PatchParams::apply("kvcache-operator", true));
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->url, "/apis/worker.gpustack.ai/v1/namespaces/team-a/kvcachepoolbindings/b1"
-                    "?force=true&fieldManager=kvcache-operator");
+  EXPECT_EQ(r->url,
+            "/apis/worker.gpustack.ai/v1/namespaces/team-a/kvcachepoolbindings/b1"
+            "?force=true&fieldManager=kvcache-operator");
   EXPECT_EQ(r->content_type, "application/apply-patch+yaml");
   EXPECT_EQ(Json::parse(r->body), intent);
   PatchParams forced_merge;
@@ -187,8 +192,9 @@ TEST(RequestBuilderTest, StatusSubresource) {
       "status", "b1", ApplyPatch{Json{{"status", {{"observedGeneration", 2}}}}},
       PatchParams::apply("m", true));
   ASSERT_TRUE(apply.ok());
-  EXPECT_EQ(apply->url, "/apis/worker.gpustack.ai/v1/namespaces/team-a/kvcachepoolbindings/b1"
-                        "/status?force=true&fieldManager=m");
+  EXPECT_EQ(apply->url,
+            "/apis/worker.gpustack.ai/v1/namespaces/team-a/kvcachepoolbindings/b1"
+            "/status?force=true&fieldManager=m");
   auto put = RequestBuilder(resources::kvCachePools())
                  .replaceSubresource("status", "p", Json::object(), {});
   ASSERT_TRUE(put.ok());

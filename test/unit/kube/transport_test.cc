@@ -8,10 +8,10 @@
 #include <thread>
 
 #include "fake_apiserver.h"
-#include "kvc/kube/client.h"
-#include "kvc/kube/object.h"
-#include "kvc/kube/discovery.h"
 #include "gate.h"
+#include "kvc/kube/client.h"
+#include "kvc/kube/discovery.h"
+#include "kvc/kube/object.h"
 
 namespace kvc::kube {
 namespace {
@@ -30,8 +30,8 @@ ClientPtr clientFor(const FakeApiServer& server, std::string token = {}) {
 TEST(TransportTest, GetSendsAcceptAndBearerAndDecodesTheObject) {
   FakeApiServer server;
   server.setHandler([](const FakeRequest& r, ResponseWriter& out) {
-    out.respond(200, Json{{"kind", "KVCachePool"}, {"metadata", {{"name", "p"}}},
-                          {"path", r.path}}.dump());
+    out.respond(
+        200, Json{{"kind", "KVCachePool"}, {"metadata", {{"name", "p"}}}, {"path", r.path}}.dump());
   });
   Api pools(clientFor(server, "tok"), resources::kvCachePools());
   auto pool = pools.get("p");
@@ -46,9 +46,7 @@ TEST(TransportTest, GetSendsAcceptAndBearerAndDecodesTheObject) {
 
 TEST(TransportTest, ApplySendsItsContentTypeAndBody) {
   FakeApiServer server;
-  server.setHandler([](const FakeRequest& r, ResponseWriter& out) {
-    out.respond(200, r.body);
-  });
+  server.setHandler([](const FakeRequest& r, ResponseWriter& out) { out.respond(200, r.body); });
   Api bindings(clientFor(server), resources::kvCachePoolBindings(), "team-a");
   const Json intent = {{"apiVersion", "worker.gpustack.ai/v1"},
                        {"kind", "KVCachePoolBinding"},
@@ -85,8 +83,8 @@ TEST(TransportTest, ErrorAnswersBecomeTypedErrors) {
     if (r.path.ends_with("/conflict")) {
       out.respond(409, testing::statusBody(409, "Conflict", "the object has been modified"));
     } else if (r.path.ends_with("/busy")) {
-      out.respond(429, testing::statusBody(429, "TooManyRequests", "slow down"),
-                  "application/json", {"Retry-After: 4"});
+      out.respond(429, testing::statusBody(429, "TooManyRequests", "slow down"), "application/json",
+                  {"Retry-After: 4"});
     } else {
       out.respond(404, testing::statusBody(404, "NotFound", "not here"));
     }
@@ -209,8 +207,10 @@ TEST(TransportTest, ListEachHandsOverItemsOneByOne) {
   FakeApiServer server;
   FakeResourceServer cms("/api/v1/namespaces/a/configmaps", "v1", "ConfigMap");
   for (int i = 0; i < 3; ++i) {
-    cms.create(Json{{"metadata", {{"name", "cm-" + std::to_string(i)}, {"namespace", "a"},
-                                  {"labels", {{"nested", "object"}}}}}});
+    cms.create(Json{{"metadata",
+                     {{"name", "cm-" + std::to_string(i)},
+                      {"namespace", "a"},
+                      {"labels", {{"nested", "object"}}}}}});
   }
   server.setHandler([&](const FakeRequest& r, ResponseWriter& out) { cms.handle(r, out); });
   Api api(clientFor(server), resources::configMaps(), "a");
@@ -276,13 +276,13 @@ TEST(TransportTest, AWatchFromACompactedVersionGetsAnExpiredErrorEvent) {
   WatchParams params;
   params.resource_version = old;
   std::optional<ApiError> error;
-  auto end = Api(clientFor(server), resources::configMaps(), "a")
-                 .watch(params, [&](WatchEvent&& e) {
-                   if (e.type == WatchEventType::Error) {
-                     error = errorFromStatus(e.object);
-                   }
-                   return true;
-                 });
+  auto end =
+      Api(clientFor(server), resources::configMaps(), "a").watch(params, [&](WatchEvent&& e) {
+        if (e.type == WatchEventType::Error) {
+          error = errorFromStatus(e.object);
+        }
+        return true;
+      });
   ASSERT_TRUE(end.ok());
   ASSERT_TRUE(error.has_value());
   EXPECT_TRUE(error->isGone());
@@ -299,7 +299,8 @@ TEST(TransportTest, AWatchStopsAtOnceWhenAskedTo) {
   });
   const auto start = std::chrono::steady_clock::now();
   auto end = Api(clientFor(server), resources::configMaps(), "a")
-                 .watch({}, [](WatchEvent&&) { return true; }, stop.get_token());
+                 .watch(
+                     {}, [](WatchEvent&&) { return true; }, stop.get_token());
   stopper.join();
   ASSERT_FALSE(end.ok());
   EXPECT_EQ(end.error().reason(), ErrorReason::Cancelled);
@@ -315,8 +316,9 @@ TEST(TransportTest, AWatchCutMidStreamIsATransportError) {
     cms.waitForOpenWatches(1);
     cms.abortWatches();
   });
-  auto end = Api(clientFor(server), resources::configMaps(), "a")
-                 .watch({}, [](WatchEvent&&) { return true; });
+  auto end = Api(clientFor(server), resources::configMaps(), "a").watch({}, [](WatchEvent&&) {
+    return true;
+  });
   cutter.join();
   ASSERT_FALSE(end.ok());
   EXPECT_EQ(end.error().reason(), ErrorReason::Transport);

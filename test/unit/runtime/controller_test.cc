@@ -16,10 +16,10 @@
 namespace kvc::runtime {
 namespace {
 
+using kvc::testing::eventually;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
-using kvc::testing::eventually;
 
 // Reconciler
 class ScriptedReconciler final : public Reconciler {
@@ -156,9 +156,8 @@ TEST_F(ControllerTest, AThrowingReconcilerDoesNotKillTheWorker) {
   reconciler_->throwNext();
   controller_->start();
   controller_->enqueue(Request{"ns", "b"});
-  ASSERT_TRUE(eventually([&] {
-    return registry_.render().find(R"(result="panic"} 1)") != std::string::npos;
-  }));
+  ASSERT_TRUE(eventually(
+      [&] { return registry_.render().find(R"(result="panic"} 1)") != std::string::npos; }));
   // Retried with backoff on the same worker, which lives on.
   clock_.advance(milliseconds(5));
   ASSERT_TRUE(eventually([&] { return reconciler_->seen().size() == 2U; }));
@@ -275,8 +274,8 @@ TEST_F(ControllerTest, ATriggerOutlivesItsControllerAndFeedsOnlyTheLastWatcher) 
   o.name = "other";
   auto other_reconciler = std::make_shared<ScriptedReconciler>();
   auto other = std::make_unique<Controller>(std::move(o), other_reconciler, clock_);
-  other->watch(trigger);      // moved to the other controller
-  controller_.reset();        // the first one going does not cut the other off
+  other->watch(trigger);  // moved to the other controller
+  controller_.reset();    // the first one going does not cut the other off
   trigger->fire(Request{"", "q"});
   EXPECT_EQ(other->queue().len(), 1);
   other.reset();

@@ -1,6 +1,6 @@
 // Events: created once, aggregated into a series, rate-limited per object.
-#include "kvc/kube/time.h"
 #include "kvc/runtime/events.h"
+#include "kvc/kube/time.h"
 
 #include <gtest/gtest.h>
 
@@ -32,8 +32,7 @@ protected:
     EventRecorderOptions o;
     o.reporting_instance = "replica-1";
     o.flush_period = std::chrono::seconds(30);
-    recorder_ = std::make_unique<EventRecorder>(*kube::Client::create(server_.config()), o,
-                                                clock_);
+    recorder_ = std::make_unique<EventRecorder>(*kube::Client::create(server_.config()), o, clock_);
     recorder_->start();
   }
   std::vector<FakeRequest> requests() {

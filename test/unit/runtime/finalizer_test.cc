@@ -113,8 +113,7 @@ TEST_F(FinalizerFlowTest, UnfinishedOrFailedCleanupKeepsTheFinalizer) {
   ASSERT_TRUE(waiting.ok());
   EXPECT_EQ(waiting->requeue_after, std::chrono::seconds(5));
   cleanup_result_ = unavailable("store unreachable");
-  EXPECT_EQ(run(binding(Json::array({kFinalizer}), true)).status().code(),
-            StatusCode::Unavailable);
+  EXPECT_EQ(run(binding(Json::array({kFinalizer}), true)).status().code(), StatusCode::Unavailable);
   EXPECT_EQ(server_.requestCount(), 0U);
 }
 

@@ -175,9 +175,8 @@ TEST(HttpServerTest, RoutesByExactPath) {
 }
 
 TEST(HttpServerTest, ABusyPortIsAnError) {
-  auto first = HttpServer::create(ListenAddress{"127.0.0.1", 0}, [](const HttpServerRequest&) {
-    return HttpServerResponse{};
-  });
+  auto first = HttpServer::create(ListenAddress{"127.0.0.1", 0},
+                                  [](const HttpServerRequest&) { return HttpServerResponse{}; });
   ASSERT_TRUE(first.ok());
   auto second = HttpServer::create(ListenAddress{"127.0.0.1", (*first)->port()},
                                    [](const HttpServerRequest&) { return HttpServerResponse{}; });

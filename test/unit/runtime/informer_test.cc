@@ -1,7 +1,7 @@
 // The informer against the fake API server: list then watch, relist on 410, resume after a
 // dropped connection, resync on a fake clock, transforms and indexes.
-#include "kvc/kube/object.h"
 #include "kvc/runtime/informer.h"
+#include "kvc/kube/object.h"
 
 #include <gtest/gtest.h>
 
@@ -108,7 +108,7 @@ TEST_F(InformerTest, ListsInPagesThenSyncs) {
   EXPECT_EQ(cms_.listCalls(), 3);  // 2 + 2 + 1
   const ObjectPtr cm = informer.cache().get("a/cm-3");
   ASSERT_NE(cm, nullptr);
-  EXPECT_EQ((*cm)["kind"], "ConfigMap");  // filled in for list items
+  EXPECT_EQ((*cm)["kind"], "ConfigMap");                      // filled in for list items
   EXPECT_FALSE((*cm)["metadata"].contains("managedFields"));  // stripped before caching
   EXPECT_EQ(informer.stats().lists, 1U);
 }
@@ -173,8 +173,8 @@ TEST_F(InformerTest, ADroppedConnectionResumesFromTheLastVersionWithoutRelisting
   cms_.abortWatches();  // the connection dies mid-stream
   // The informer backs off on its (fake) clock, then watches again.
   // Two waiters: the dispatcher, and the reflector in its backoff.
-  ASSERT_TRUE(eventually(
-      [&] { return clock_.waiters() >= 2 && informer.stats().watch_failures == 1; }));
+  ASSERT_TRUE(
+      eventually([&] { return clock_.waiters() >= 2 && informer.stats().watch_failures == 1; }));
   cms_.create(configMap("during"));  // happens while the informer is away
   clock_.advance(std::chrono::seconds(2));
   ASSERT_TRUE(eventually([&] { return informer.cache().get("a/during") != nullptr; }));
@@ -281,20 +281,20 @@ TEST_F(InformerTest, StopIsPromptWhileWatching) {
 }
 
 TEST(TransformTest, KeepFieldsWalksArraysWithAStar) {
-  Json pod = {{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata",
-               {{"name", "p"},
-                {"namespace", "n"},
-                {"annotations",
-                 {{"kubectl.kubernetes.io/last-applied-configuration", "{...}"}, {"a", "b"}}},
-                {"managedFields", Json::array()}}},
-              {"spec",
-               {{"nodeName", "n1"},
-                {"containers",
-                 Json::array({{{"name", "c1"}, {"image", "i1"}, {"env", Json::array({1, 2})}},
-                              {{"name", "c2"}, {"image", "i2"}}})}}},
-              {"status", {{"phase", "Running"}, {"podIP", "10.0.0.1"}}}};
+  Json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", "p"},
+        {"namespace", "n"},
+        {"annotations",
+         {{"kubectl.kubernetes.io/last-applied-configuration", "{...}"}, {"a", "b"}}},
+        {"managedFields", Json::array()}}},
+      {"spec",
+       {{"nodeName", "n1"},
+        {"containers", Json::array({{{"name", "c1"}, {"image", "i1"}, {"env", Json::array({1, 2})}},
+                                    {{"name", "c2"}, {"image", "i2"}}})}}},
+      {"status", {{"phase", "Running"}, {"podIP", "10.0.0.1"}}}};
   Json stripped = pod;
   stripForCache(stripped);
   EXPECT_FALSE(stripped["metadata"].contains("managedFields"));
@@ -397,7 +397,8 @@ TEST_F(InformerTest, AThrowingHandlerIsCountedAndTheOthersStillRun) {
 }
 
 TEST(TransformTest, KeepFieldsNamesWhatItKeeps) {
-  EXPECT_EQ(keepFields({"/spec/nodeName", "/status/phase"}).id, "keep:/spec/nodeName,/status/phase");
+  EXPECT_EQ(keepFields({"/spec/nodeName", "/status/phase"}).id,
+            "keep:/spec/nodeName,/status/phase");
   EXPECT_EQ(stripTransform().id, "strip");
 }
 

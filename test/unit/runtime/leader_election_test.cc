@@ -175,7 +175,7 @@ TEST(LeaderElectorTest, ARenewalRestartsTheStandbysObservationClock) {
   ASSERT_TRUE(a->tryAcquireOrRenew());
   EXPECT_FALSE(b->tryAcquireOrRenew());
   clock.advance(seconds(10));
-  ASSERT_TRUE(a->tryAcquireOrRenew());  // renew: the record changes
+  ASSERT_TRUE(a->tryAcquireOrRenew());   // renew: the record changes
   clock.advance(seconds(6));             // 16 s since b first looked, 6 s since the renewal
   EXPECT_FALSE(b->tryAcquireOrRenew());  // b sees a new record: its clock restarts now
   clock.advance(seconds(14));
@@ -243,7 +243,8 @@ TEST(LeaderElectorTest, HealthFailsWhenTheLeaderStopsRenewing) {
 
 // Advances the fake clock in steps, letting the elector thread reach its next wait each time.
 // Time moves only while the elector sleeps on the fake clock: each step waits for a sleeper.
-void awaitSleeper(FakeClock& clock, const std::function<bool()>& done = [] { return false; }) {
+void awaitSleeper(
+    FakeClock& clock, const std::function<bool()>& done = [] { return false; }) {
   while (clock.waiters() == 0 && !done()) {
     std::this_thread::yield();
   }
@@ -308,7 +309,8 @@ TEST(LeaderElectorTest, RunGivesUpLeadershipWhenRenewalsFailPastTheDeadline) {
   }
   const Clock::TimePoint failed_at = clock.now();
   // The renew loop retries every 2 s and gives up at the 10 s renew deadline.
-  advanceUntil(clock, [&] { return stopped != 0; }, milliseconds(500));
+  advanceUntil(
+      clock, [&] { return stopped != 0; }, milliseconds(500));
   runner.join();
   const auto lost_after = clock.now() - failed_at;
   EXPECT_GE(lost_after, seconds(10));
@@ -361,7 +363,8 @@ TEST(LeaderElectorTest, AStandbyTakesOverWithinLeaseDurationPlusRetryPeriod) {
   RunningStandby b(lease, clock, /*watch=*/false, /*jitter=*/0.99);
   // "a" dies right after its last renewal; b must win no later than lease + retry period after.
   const Clock::TimePoint died = clock.now();
-  advanceUntil(clock, [&] { return b.elected(); }, milliseconds(100));
+  advanceUntil(
+      clock, [&] { return b.elected(); }, milliseconds(100));
   const auto takeover = clock.now() - died;
   EXPECT_GE(takeover, seconds(15));
   EXPECT_LE(takeover, seconds(15) + seconds(2));
@@ -389,7 +392,8 @@ TEST(LeaderElectorTest, AWatchingStandbyTakesOverOneLeaseDurationAfterTheLastRen
     }
   }
   const Clock::TimePoint last_renewal = clock.now();
-  advanceUntil(clock, [&] { return b.elected(); }, milliseconds(100));
+  advanceUntil(
+      clock, [&] { return b.elected(); }, milliseconds(100));
   const auto takeover = clock.now() - last_renewal;
   EXPECT_GE(takeover, seconds(15));
   EXPECT_LE(takeover, seconds(15) + milliseconds(100));

@@ -1,7 +1,7 @@
 // Typed listers: cached JSON in, api:: types out, each stored version decoded once; an object
 // that does not decode is left out of lists and reported by get().
-#include "kvc/kube/object.h"
 #include "kvc/runtime/lister.h"
+#include "kvc/kube/object.h"
 
 #include <gtest/gtest.h>
 

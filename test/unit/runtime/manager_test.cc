@@ -181,8 +181,7 @@ TEST(ManagerTest, LeadsRunsTheControllerServesProbesAndReleasesOnStop) {
   EXPECT_NE(metrics.second.find("leader_election_master_status{name=\"kvcache-operator\"} 1"),
             std::string::npos)
       << metrics.second;
-  EXPECT_NE(metrics.second.find("workqueue_depth{name=\"seen\"}"),
-            std::string::npos);
+  EXPECT_NE(metrics.second.find("workqueue_depth{name=\"seen\"}"), std::string::npos);
   EXPECT_NE(metrics.second.find("rest_client_requests_total{code=\"201\",method=\"POST\","
                                 "resource=\"leases\"}"),
             std::string::npos)
@@ -220,8 +219,7 @@ TEST(ManagerTest, TheClientOutlivesTheManagerAndItsMetrics) {
     ASSERT_TRUE(manager.ok());
     kube::Api api(client, kube::resources::configMaps(), "a");
     ASSERT_TRUE(api.getOptional("x").ok());
-    EXPECT_NE((*manager)->metrics().render().find("rest_client_requests_total"),
-              std::string::npos);
+    EXPECT_NE((*manager)->metrics().render().find("rest_client_requests_total"), std::string::npos);
   }
   kube::Api api(client, kube::resources::configMaps(), "a");
   std::vector<std::thread> threads;

@@ -1,8 +1,8 @@
 // Owned children: the controller reference and the ownership note on every child, server-side
 // apply under the one field manager, no request when the cache already holds the intent,
 // pruning of what is no longer rendered, and never adopting a same-named object that is not ours.
-#include "kvc/kube/object.h"
 #include "kvc/runtime/owned.h"
+#include "kvc/kube/object.h"
 
 #include <gtest/gtest.h>
 
@@ -56,8 +56,9 @@ protected:
 
 TEST(OwnershipNoteTest, RoundTripsAndNamesTheOwner) {
   const OwnershipNote note{"KVCacheBackend", "mooncake-dram", "member", 1};
-  EXPECT_EQ(formatOwnershipNote(note),
-            R"({"type":"kvcache","kind":"KVCacheBackend","name":"mooncake-dram","role":"member","group":1})");
+  EXPECT_EQ(
+      formatOwnershipNote(note),
+      R"({"type":"kvcache","kind":"KVCacheBackend","name":"mooncake-dram","role":"member","group":1})");
   EXPECT_EQ(parseOwnershipNote(formatOwnershipNote(note)), note);
   EXPECT_EQ(parseOwnershipNote(R"({"type":"helm"})"), std::nullopt);
   EXPECT_EQ(parseOwnershipNote("not json"), std::nullopt);
@@ -103,8 +104,8 @@ TEST_F(OwnedTest, AChildIsAppliedWithTheControllerReferenceAndTheNote) {
   set.children.push_back(configMap("mooncake-dram-tenant-quota-policy", "v1"));
   auto report = applier_.apply(kOwner, set);
   ASSERT_TRUE(report.ok()) << report.error().status().message();
-  EXPECT_EQ(report->applied,
-            std::vector<std::string>{"ConfigMap gpustack-system/mooncake-dram-tenant-quota-policy"});
+  EXPECT_EQ(report->applied, std::vector<std::string>{
+                                 "ConfigMap gpustack-system/mooncake-dram-tenant-quota-policy"});
   const auto requests = server_.requests();
   ASSERT_EQ(requests.size(), 2U);  // the adoption check, then the apply
   EXPECT_EQ(requests[1].method, "PATCH");
@@ -117,8 +118,9 @@ TEST_F(OwnedTest, AChildIsAppliedWithTheControllerReferenceAndTheNote) {
   EXPECT_EQ(body["metadata"]["ownerReferences"], Json::parse(R"([{"apiVersion":
       "worker.gpustack.ai/v1","kind":"KVCacheBackend","name":"mooncake-dram","uid":"uid-1",
       "controller":true,"blockOwnerDeletion":true}])"));
-  EXPECT_EQ(body["metadata"]["annotations"][std::string(kOwnershipNoteAnnotation)],
-            R"({"type":"kvcache","kind":"KVCacheBackend","name":"mooncake-dram","role":"tenant-quota-policy"})");
+  EXPECT_EQ(
+      body["metadata"]["annotations"][std::string(kOwnershipNoteAnnotation)],
+      R"({"type":"kvcache","kind":"KVCacheBackend","name":"mooncake-dram","role":"tenant-quota-policy"})");
   EXPECT_EQ(body["metadata"]["namespace"], "gpustack-system");  // the child's own namespace
 }
 
@@ -138,8 +140,8 @@ TEST_F(OwnedTest, ASameNamedObjectWithoutOurNoteIsNeverAdopted) {
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.error().kind(), OwnedErrorKind::NotOurs);
   EXPECT_EQ(report.error().object(), "ConfigMap gpustack-system/other");
-  EXPECT_THAT(report.error().status(), StatusIs(StatusCode::FailedPrecondition,
-                                                ::testing::HasSubstr("rename or remove")));
+  EXPECT_THAT(report.error().status(),
+              StatusIs(StatusCode::FailedPrecondition, ::testing::HasSubstr("rename or remove")));
   for (const FakeRequest& r : server_.requests()) {
     EXPECT_EQ(r.method, "GET") << "nothing may be written after a refusal";
   }

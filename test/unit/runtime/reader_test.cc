@@ -13,22 +13,22 @@
 #include <vector>
 
 #include "fake_apiserver.h"
+#include "gate.h"
 #include "kvc/api/pool.h"
 #include "kvc/kube/object.h"
 #include "kvc/kube/resource.h"
 #include "matchers.h"
-#include "gate.h"
 
 namespace kvc::runtime {
 namespace {
 
-using ::testing::HasSubstr;
 using kvc::testing::FakeApiServer;
 using kvc::testing::FakeRequest;
 using kvc::testing::HasValue;
 using kvc::testing::IsOk;
 using kvc::testing::ResponseWriter;
 using kvc::testing::StatusIs;
+using ::testing::HasSubstr;
 
 constexpr std::string_view kPoolPath = "/apis/worker.gpustack.ai/v1/kvcachepools/p";
 

@@ -44,8 +44,7 @@ TEST_F(StatusWriterTest, NothingIsSentWhenTheStatusIsUnchanged) {
   // The same status in another key order, observedGeneration already at the generation.
   const Json current =
       pool("7", Json::parse(R"({"phase":"Ready","observedGeneration":3,"clientEndpoint":"a:1"})"));
-  auto written =
-      writer_.write(current, Json::parse(R"({"clientEndpoint":"a:1","phase":"Ready"})"));
+  auto written = writer_.write(current, Json::parse(R"({"clientEndpoint":"a:1","phase":"Ready"})"));
   ASSERT_TRUE(written.ok()) << written.status().message();
   EXPECT_EQ(written->outcome, StatusWriteOutcome::Unchanged);
   EXPECT_EQ(server_.requestCount(), 0U);

@@ -38,7 +38,7 @@ TEST(WorkQueueTest, AnItemBeingProcessedIsNotHandedOutTwice) {
   q.add("a");  // re-added while processing: dirty, but not queued
   EXPECT_EQ(q.len(), 0U);
   EXPECT_EQ(q.getUntil(clock.now()), std::nullopt);
-  q.add("a");  // still once
+  q.add("a");   // still once
   q.done("a");  // now it is queued again, once
   EXPECT_EQ(q.len(), 1U);
   EXPECT_EQ(q.get(), "a");

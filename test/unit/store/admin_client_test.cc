@@ -192,8 +192,8 @@ TEST_F(AdminClientTest, TransportFailuresKeepTheirKind) {
 }
 
 TEST(AdminAddressTest, HostAndPortOnly) {
-  for (const char* good : {"127.0.0.1:9003", "mc-leader.gpustack-system.svc:9003", "[::1]:9003",
-                           "h:1", "h:65535"}) {
+  for (const char* good :
+       {"127.0.0.1:9003", "mc-leader.gpustack-system.svc:9003", "[::1]:9003", "h:1", "h:65535"}) {
     EXPECT_TRUE(validateAdminAddress(good).ok()) << good;
   }
   for (const char* bad : {"", "127.0.0.1", ":9003", "h:0", "h:65536", "h:x", "http://h:9003",

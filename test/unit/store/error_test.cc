@@ -43,8 +43,8 @@ TEST(StoreResultTest, WorksWithTheStatusMacros) {
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().code(), StatusCode::NotFound);
   EXPECT_EQ(failed.status().message(), "gone");
-  EXPECT_TRUE(StoreResult<int>(StoreError(StoreErrorKind::Transport, "x"))
-                  .is(StoreErrorKind::Transport));
+  EXPECT_TRUE(
+      StoreResult<int>(StoreError(StoreErrorKind::Transport, "x")).is(StoreErrorKind::Transport));
 }
 
 }  // namespace

@@ -20,9 +20,9 @@ TEST(HealthTest, RecordedNonHaMasterIsServingLeader) {
 }
 
 TEST(HealthTest, ServiceReadyIsTheVerdictNotStatus) {
-  auto standby = parseHealth(
-      R"({"status":"ok","role":"standby","ha_state":"standby","service_ready":false,)"
-      R"("leader_address":"10.0.0.5:50051","view_version":7})");
+  auto standby =
+      parseHealth(R"({"status":"ok","role":"standby","ha_state":"standby","service_ready":false,)"
+                  R"("leader_address":"10.0.0.5:50051","view_version":7})");
   ASSERT_TRUE(standby.ok());
   EXPECT_FALSE(standby->service_ready);
   EXPECT_EQ(standby->status, "ok");
@@ -35,9 +35,9 @@ TEST(HealthTest, ServiceReadyIsTheVerdictNotStatus) {
 }
 
 TEST(HealthTest, MissingOrMistypedServiceReadyIsMalformed) {
-  for (const char* body : {R"({"status":"ok"})", R"({"service_ready":"true"})",
-                           R"({"service_ready":1})", R"({"service_ready":null})", "[]", "ok",
-                           "", R"({"service_ready":true,"role":5})"}) {
+  for (const char* body :
+       {R"({"status":"ok"})", R"({"service_ready":"true"})", R"({"service_ready":1})",
+        R"({"service_ready":null})", "[]", "ok", "", R"({"service_ready":true,"role":5})"}) {
     auto health = parseHealth(body);
     ASSERT_FALSE(health.ok()) << body;
     EXPECT_EQ(health.error().kind(), StoreErrorKind::MalformedBody) << body;

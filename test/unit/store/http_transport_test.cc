@@ -146,8 +146,7 @@ private:
 
 std::string answer(int status, const std::string& body, const std::string& extra = "") {
   return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: text/plain\r\n" + extra +
-         "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
-         body;
+         "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
 }
 
 HttpRequest get(const std::string& url) {

@@ -104,10 +104,10 @@ TEST(LedgerTest, EveryRecordedRefusalMapsToItsOwnKind) {
 TEST(LedgerTest, TooLargeQuotaIsRefusedBy0313) {
   const auto answer = findAnswer(kCurrent, "ledger_put_too_large.json");
   EXPECT_EQ(answer.status, 400);
-  EXPECT_EQ(classifyLedgerRefusal(answer.status,
-                                  readFixture(kCurrent, "ledger_put_too_large.json"), "t")
-                .kind(),
-            StoreErrorKind::InvalidParams);
+  EXPECT_EQ(
+      classifyLedgerRefusal(answer.status, readFixture(kCurrent, "ledger_put_too_large.json"), "t")
+          .kind(),
+      StoreErrorKind::InvalidParams);
 }
 
 TEST(LedgerTest, AnEntryPastInt64FromAn0312MasterIsMalformed) {
@@ -120,24 +120,24 @@ TEST(LedgerTest, AnEntryPastInt64FromAn0312MasterIsMalformed) {
 
 TEST(LedgerTest, ClassificationIgnoresMessageText) {
   // The codes decide; the messages are swapped on purpose.
-  EXPECT_EQ(classifyLedgerRefusal(
-                404, R"({"success":false,"error_code":-704,"error_message":"TENANT_NOT_EMPTY"})",
-                "t")
-                .kind(),
-            StoreErrorKind::TenantNotFound);
-  EXPECT_EQ(classifyLedgerRefusal(
-                409, R"({"success":false,"error_code":-1702,"error_message":"OBJECT_NOT_FOUND"})",
-                "t")
-                .kind(),
-            StoreErrorKind::TenantNotEmpty);
+  EXPECT_EQ(
+      classifyLedgerRefusal(
+          404, R"({"success":false,"error_code":-704,"error_message":"TENANT_NOT_EMPTY"})", "t")
+          .kind(),
+      StoreErrorKind::TenantNotFound);
+  EXPECT_EQ(
+      classifyLedgerRefusal(
+          409, R"({"success":false,"error_code":-1702,"error_message":"OBJECT_NOT_FOUND"})", "t")
+          .kind(),
+      StoreErrorKind::TenantNotEmpty);
 }
 
 TEST(LedgerTest, StatusAndCodeMustBothMatch) {
   // 503 is "not serving" whatever the code (an HA standby answers -1011 too).
-  EXPECT_EQ(classifyLedgerRefusal(
-                503, R"({"success":false,"error_code":-1011,"error_message":"x"})", "t")
-                .kind(),
-            StoreErrorKind::ServicePlaneInactive);
+  EXPECT_EQ(
+      classifyLedgerRefusal(503, R"({"success":false,"error_code":-1011,"error_message":"x"})", "t")
+          .kind(),
+      StoreErrorKind::ServicePlaneInactive);
   EXPECT_EQ(classifyLedgerRefusal(503, "", "t").kind(), StoreErrorKind::ServicePlaneInactive);
   // A 404 is "absent" only with -704: -1701 (a data-plane code) is an error.
   const StoreError unregistered = classifyLedgerRefusal(
@@ -148,24 +148,24 @@ TEST(LedgerTest, StatusAndCodeMustBothMatch) {
   EXPECT_EQ(classifyLedgerRefusal(404, "<html><body>Not Found</body></html>", "t").kind(),
             StoreErrorKind::RouteNotServed);
   // Known codes under the wrong status.
-  EXPECT_EQ(classifyLedgerRefusal(
-                500, R"({"success":false,"error_code":-704,"error_message":"x"})", "t")
-                .kind(),
-            StoreErrorKind::UnexpectedStatus);
-  EXPECT_EQ(classifyLedgerRefusal(
-                409, R"({"success":false,"error_code":-9999,"error_message":"x"})", "t")
-                .kind(),
-            StoreErrorKind::UnexpectedStatus);
+  EXPECT_EQ(
+      classifyLedgerRefusal(500, R"({"success":false,"error_code":-704,"error_message":"x"})", "t")
+          .kind(),
+      StoreErrorKind::UnexpectedStatus);
+  EXPECT_EQ(
+      classifyLedgerRefusal(409, R"({"success":false,"error_code":-9999,"error_message":"x"})", "t")
+          .kind(),
+      StoreErrorKind::UnexpectedStatus);
   EXPECT_EQ(classifyLedgerRefusal(500, "", "t").kind(), StoreErrorKind::UnexpectedStatus);
-  EXPECT_EQ(classifyLedgerRefusal(
-                409, R"({"success":false,"error_code":-1010,"error_message":"x"})", "t")
-                .kind(),
-            StoreErrorKind::TransientState);
+  EXPECT_EQ(
+      classifyLedgerRefusal(409, R"({"success":false,"error_code":-1010,"error_message":"x"})", "t")
+          .kind(),
+      StoreErrorKind::TransientState);
 }
 
 TEST(LedgerTest, RefusalMessagesNameTheActionAndQuoteTheBodyBriefly) {
-  const std::string body = R"({"success":false,"error_code":-1702,"error_message":")" +
-                           std::string(2000, 'x') + "\"}";
+  const std::string body =
+      R"({"success":false,"error_code":-1702,"error_message":")" + std::string(2000, 'x') + "\"}";
   const StoreError error = classifyLedgerRefusal(409, body, "removing the quota of tenant t");
   EXPECT_EQ(error.message().rfind("removing the quota of tenant t: ", 0), 0u);
   EXPECT_LT(error.message().size(), 800u);
@@ -180,23 +180,30 @@ StoreErrorKind entryFailure(const std::string& body) {
 }
 
 TEST(LedgerTest, MalformedEntries) {
-  const Json good = {{"tenant_id", "a"},          {"requested_quota_bytes", 1},
-                     {"effective_quota_bytes", 1}, {"over_quota", false},
+  const Json good = {{"tenant_id", "a"},
+                     {"requested_quota_bytes", 1},
+                     {"effective_quota_bytes", 1},
+                     {"over_quota", false},
                      {"has_explicit_policy", true}};
   auto wrap = [](const Json& data) { return Json{{"success", true}, {"data", data}}.dump(); };
   EXPECT_TRUE(parseTenantQuotaEntry(wrap(good)).ok());
 
-  for (const char* body : {"not json", "[]", R"({"data":{}})", R"({"success":false,"data":{}})",
-                           R"({"success":true})", R"({"success":true,"data":null})",
-                           R"({"success":true,"data":[]})"}) {
+  for (const char* body :
+       {"not json", "[]", R"({"data":{}})", R"({"success":false,"data":{}})", R"({"success":true})",
+        R"({"success":true,"data":null})", R"({"success":true,"data":[]})"}) {
     EXPECT_EQ(entryFailure(body), StoreErrorKind::MalformedBody) << body;
   }
   const std::vector<std::pair<std::string, Json>> broken_fields = {
-      {"tenant_id", ""},           {"tenant_id", nullptr},
-      {"requested_quota_bytes", nullptr}, {"requested_quota_bytes", -1},
-      {"requested_quota_bytes", 1.5},     {"effective_quota_bytes", "1"},
-      {"over_quota", "no"},               {"has_explicit_policy", nullptr},
-      {"charged_bytes", "1"},             {"admission_closed", 0},
+      {"tenant_id", ""},
+      {"tenant_id", nullptr},
+      {"requested_quota_bytes", nullptr},
+      {"requested_quota_bytes", -1},
+      {"requested_quota_bytes", 1.5},
+      {"effective_quota_bytes", "1"},
+      {"over_quota", "no"},
+      {"has_explicit_policy", nullptr},
+      {"charged_bytes", "1"},
+      {"admission_closed", 0},
   };
   for (const auto& [field, value] : broken_fields) {
     Json entry = good;

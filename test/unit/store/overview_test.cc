@@ -25,8 +25,8 @@ public:
   }
   StoreResult<StoreMetrics> metrics() override {
     ++calls;
-    return parseMetrics(readFixture(kCurrent, multi_tenancy ? "metrics.txt"
-                                                            : "metrics_no_multi_tenancy.txt"));
+    return parseMetrics(
+        readFixture(kCurrent, multi_tenancy ? "metrics.txt" : "metrics_no_multi_tenancy.txt"));
   }
   StoreResult<SegmentListing> segments() override {
     ++calls;

@@ -25,10 +25,12 @@ TEST(Decode, ReadsTheRequest) {
 }
 
 TEST(Decode, RefusesWhatIsNotAReview) {
-  for (const char* body :
-       {"", "not json", "[]", R"({"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview", "request": {"uid": "u"}})",
-        R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"})",
-        R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {}})"}) {
+  for (
+      const char* body :
+      {"", "not json", "[]",
+       R"({"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview", "request": {"uid": "u"}})",
+       R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"})",
+       R"({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {}})"}) {
     EXPECT_FALSE(decodeAdmissionReview(body).ok()) << body;
   }
   EXPECT_FALSE(decodeAdmissionReview(std::string(kMaxReviewBytes + 1, ' ')).ok());

@@ -47,8 +47,8 @@ TEST(Certificates, AnotherCaOrAnotherKeyIsDetected) {
   EXPECT_FALSE(against_other->signed_by_ca);
   EXPECT_FALSE(against_other->key_matches);
   // A bundle holding the other CA first and ours second still verifies (a CA rotation).
-  auto in_bundle = inspectCertificate(serving->cert_pem, serving->key_pem,
-                                      other->cert_pem + ca->cert_pem);
+  auto in_bundle =
+      inspectCertificate(serving->cert_pem, serving->key_pem, other->cert_pem + ca->cert_pem);
   ASSERT_TRUE(in_bundle.ok());
   EXPECT_TRUE(in_bundle->signed_by_ca);
 }

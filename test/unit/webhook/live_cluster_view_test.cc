@@ -14,20 +14,20 @@
 #include <vector>
 
 #include "fake_apiserver.h"
+#include "gate.h"
 #include "kvc/kube/object.h"
 #include "kvc/runtime/store.h"
 #include "matchers.h"
-#include "gate.h"
 
 namespace kvc::webhook {
 namespace {
 
-using ::testing::HasSubstr;
 using kvc::testing::FakeApiServer;
 using kvc::testing::FakeRequest;
 using kvc::testing::IsOk;
 using kvc::testing::ResponseWriter;
 using kvc::testing::StatusIs;
+using ::testing::HasSubstr;
 
 constexpr std::string_view kBindingPath =
     "/apis/worker.gpustack.ai/v1/namespaces/team-a/kvcachepoolbindings/team-a";
@@ -174,9 +174,9 @@ TEST_F(LiveClusterViewTest, AFailedReadIsAnErrorNotAbsent) {
               StatusIs(StatusCode::Unavailable, "InternalError (HTTP 500): etcd is down"));
   EXPECT_THAT(view.pool("shared-dram"), StatusIs(StatusCode::Unavailable));
   answerStatus(403, "Forbidden", "cannot get kvcachebackends");
-  EXPECT_THAT(view.backend("mooncake-dram"),
-              StatusIs(StatusCode::PermissionDenied,
-                       "Forbidden (HTTP 403): cannot get kvcachebackends"));
+  EXPECT_THAT(
+      view.backend("mooncake-dram"),
+      StatusIs(StatusCode::PermissionDenied, "Forbidden (HTTP 403): cannot get kvcachebackends"));
 }
 
 TEST_F(LiveClusterViewTest, AnObjectThatDoesNotDecodeIsAnErrorNotAbsent) {

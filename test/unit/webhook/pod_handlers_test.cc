@@ -54,7 +54,8 @@ public:
 
 TEST(PodMutator, PatchesTheRequestObjectIntoTheInjectedPod) {
   auto observer = std::make_shared<CountingObserver>();
-  const PodMutator mutator(cluster(), [] { return api::Settings{}; }, observer);
+  const PodMutator mutator(
+      cluster(), [] { return api::Settings{}; }, observer);
   const AdmissionRequest request = create(pod("vllm"));
   const AdmissionResponse response = mutator.handle(request);
   ASSERT_TRUE(response.allowed);

@@ -15,18 +15,18 @@
 #include <string>
 
 #include "fake_apiserver.h"
+#include "gate.h"
 #include "kvc/api/indexes.h"
 #include "kvc/kube/object.h"
 #include "kvc/runtime/store.h"
-#include "gate.h"
 
 namespace kvc::webhook {
 namespace {
 
-using ::testing::HasSubstr;
 using kvc::testing::FakeApiServer;
 using kvc::testing::FakeRequest;
 using kvc::testing::ResponseWriter;
+using ::testing::HasSubstr;
 
 constexpr std::string_view kBackendPath =
     "/apis/worker.gpustack.ai/v1/kvcachebackends/mooncake-dram";
@@ -73,8 +73,7 @@ void put(runtime::Store& store, const Json& object) {
 
 using kvc::testing::Gate;
 
-const std::string kRetry =
-    "; it is not a verdict on the object. Retry once the API server answers";
+const std::string kRetry = "; it is not a verdict on the object. Retry once the API server answers";
 
 class QuotaAdmissionTest : public ::testing::Test {
 protected:
@@ -128,8 +127,7 @@ protected:
 TEST_F(QuotaAdmissionTest, APoolsCachedBackendIsReadWithoutARequest) {
   answerStatus(500, "InternalError", "must not be asked");
   put(backends_, backend());
-  const AdmissionResponse response =
-      cached().admitPool(review("KVCachePool", "CREATE", pool()));
+  const AdmissionResponse response = cached().admitPool(review("KVCachePool", "CREATE", pool()));
   EXPECT_TRUE(response.allowed) << response.message;
   EXPECT_EQ(response.uid, "uid-7");
   EXPECT_EQ(server_.requestCount(), 0U);
@@ -137,8 +135,7 @@ TEST_F(QuotaAdmissionTest, APoolsCachedBackendIsReadWithoutARequest) {
 
 TEST_F(QuotaAdmissionTest, APoolsBackendMissingFromTheCacheIsReadLive) {
   serve({{std::string(kBackendPath), backend()}});
-  const AdmissionResponse response =
-      cached().admitPool(review("KVCachePool", "CREATE", pool()));
+  const AdmissionResponse response = cached().admitPool(review("KVCachePool", "CREATE", pool()));
   EXPECT_TRUE(response.allowed) << response.message;
   const auto requests = server_.requests();
   ASSERT_EQ(requests.size(), 1U);
@@ -148,16 +145,14 @@ TEST_F(QuotaAdmissionTest, APoolsBackendMissingFromTheCacheIsReadLive) {
 
 TEST_F(QuotaAdmissionTest, APoolsBackendIsReadLiveWithoutCaches) {
   serve({{std::string(kBackendPath), backend()}});
-  const AdmissionResponse response =
-      uncached().admitPool(review("KVCachePool", "CREATE", pool()));
+  const AdmissionResponse response = uncached().admitPool(review("KVCachePool", "CREATE", pool()));
   EXPECT_TRUE(response.allowed) << response.message;
   EXPECT_EQ(server_.requestCount(), 1U);
 }
 
 TEST_F(QuotaAdmissionTest, ABackendTheServerDoesNotHaveIsTheRulesNotFound) {
   serve({});
-  const AdmissionResponse response =
-      cached().admitPool(review("KVCachePool", "CREATE", pool()));
+  const AdmissionResponse response = cached().admitPool(review("KVCachePool", "CREATE", pool()));
   ASSERT_FALSE(response.allowed);
   EXPECT_EQ(response.code, 422);
   EXPECT_EQ(response.reason, "Invalid");
@@ -168,26 +163,26 @@ TEST_F(QuotaAdmissionTest, ABackendTheServerDoesNotHaveIsTheRulesNotFound) {
 
 TEST_F(QuotaAdmissionTest, AFailedBackendReadIsAnInternalErrorNotAVerdict) {
   answerStatus(500, "InternalError", "etcd is down");
-  const AdmissionResponse response =
-      cached().admitPool(review("KVCachePool", "CREATE", pool()));
+  const AdmissionResponse response = cached().admitPool(review("KVCachePool", "CREATE", pool()));
   ASSERT_FALSE(response.allowed);
   EXPECT_EQ(response.code, 500);
   EXPECT_EQ(response.reason, "InternalError");
   EXPECT_EQ(response.message,
             "reading KVCacheBackend \"mooncake-dram\" failed, so the request can be judged "
-            "neither way (InternalError (HTTP 500): etcd is down)" + kRetry);
+            "neither way (InternalError (HTTP 500): etcd is down)" +
+                kRetry);
   EXPECT_TRUE(response.causes.empty());
 }
 
 TEST_F(QuotaAdmissionTest, AForbiddenBackendReadIsAnInternalErrorNotAVerdict) {
   answerStatus(403, "Forbidden", "cannot get kvcachebackends");
-  const AdmissionResponse response =
-      uncached().admitPool(review("KVCachePool", "CREATE", pool()));
+  const AdmissionResponse response = uncached().admitPool(review("KVCachePool", "CREATE", pool()));
   ASSERT_FALSE(response.allowed);
   EXPECT_EQ(response.code, 500);
   EXPECT_EQ(response.message,
             "reading KVCacheBackend \"mooncake-dram\" failed, so the request can be judged "
-            "neither way (Forbidden (HTTP 403): cannot get kvcachebackends)" + kRetry);
+            "neither way (Forbidden (HTTP 403): cannot get kvcachebackends)" +
+                kRetry);
 }
 
 TEST_F(QuotaAdmissionTest, ABackendThatDoesNotDecodeIsAnInternalErrorNotAVerdict) {
@@ -195,13 +190,13 @@ TEST_F(QuotaAdmissionTest, ABackendThatDoesNotDecodeIsAnInternalErrorNotAVerdict
   broken["spec"] = "not an object";
   // Cached: no request.
   put(backends_, broken);
-  const AdmissionResponse from_cache =
-      cached().admitPool(review("KVCachePool", "CREATE", pool()));
+  const AdmissionResponse from_cache = cached().admitPool(review("KVCachePool", "CREATE", pool()));
   ASSERT_FALSE(from_cache.allowed);
   EXPECT_EQ(from_cache.code, 500);
   EXPECT_EQ(from_cache.message,
             "reading KVCacheBackend \"mooncake-dram\" failed, so the request can be judged "
-            "neither way (spec must be an object, not string)" + kRetry);
+            "neither way (spec must be an object, not string)" +
+                kRetry);
   EXPECT_EQ(server_.requestCount(), 0U);
   // Live: the same answer.
   serve({{std::string(kBackendPath), broken}});
@@ -215,8 +210,7 @@ TEST_F(QuotaAdmissionTest, ABackendThatDoesNotDecodeIsAnInternalErrorNotAVerdict
 TEST_F(QuotaAdmissionTest, ALiveReadEndsAtTheWebhooksTimeout) {
   holdAnswers();
   const auto start = std::chrono::steady_clock::now();
-  const AdmissionResponse response =
-      cached().admitPool(review("KVCachePool", "CREATE", pool()));
+  const AdmissionResponse response = cached().admitPool(review("KVCachePool", "CREATE", pool()));
   const auto took = std::chrono::steady_clock::now() - start;
   gate_.open();
   ASSERT_FALSE(response.allowed);
@@ -224,7 +218,8 @@ TEST_F(QuotaAdmissionTest, ALiveReadEndsAtTheWebhooksTimeout) {
   // The rest of the parenthesis is libcurl's wording.
   EXPECT_THAT(response.message,
               HasSubstr("reading KVCacheBackend \"mooncake-dram\" failed, so the request can be "
-                        "judged neither way (Deadline: GET " + std::string(kBackendPath) + ": "));
+                        "judged neither way (Deadline: GET " +
+                        std::string(kBackendPath) + ": "));
   EXPECT_THAT(response.message, ::testing::EndsWith(kRetry));
   EXPECT_LT(took, std::chrono::seconds(5));
 }
@@ -270,7 +265,8 @@ TEST_F(QuotaAdmissionTest, AFailedPoolReadOnACeilingUpdateIsAnInternalErrorNotAV
   EXPECT_EQ(response.reason, "InternalError");
   EXPECT_EQ(response.message,
             "reading KVCachePool \"shared-dram\" failed, so the request can be judged neither "
-            "way (ServiceUnavailable (HTTP 503): try later)" + kRetry);
+            "way (ServiceUnavailable (HTTP 503): try later)" +
+                kRetry);
 }
 
 TEST_F(QuotaAdmissionTest, AFailedBackendReadOfABindingIsAnInternalErrorNotAVerdict) {
@@ -282,7 +278,8 @@ TEST_F(QuotaAdmissionTest, AFailedBackendReadOfABindingIsAnInternalErrorNotAVerd
   EXPECT_EQ(response.code, 500);
   EXPECT_EQ(response.message,
             "reading KVCacheBackend \"mooncake-dram\" failed, so the request can be judged "
-            "neither way (InternalError (HTTP 500): etcd is down)" + kRetry);
+            "neither way (InternalError (HTTP 500): etcd is down)" +
+                kRetry);
 }
 
 }  // namespace

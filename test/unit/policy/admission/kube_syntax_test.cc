@@ -65,7 +65,9 @@ TEST(KubeSyntax, ImageReferences) {
   }
   for (const char* bad :
        {"", "Store", "team/Store", "store:", "store:-1", "store:bad tag", ":1", "a//b", "/store",
-        "store/", "a_-b", "a..b", "store@sha256:abc", "store@sha256:" "0123456789abcdef0123456789abcdefg",
+        "store/", "a_-b", "a..b", "store@sha256:abc",
+        "store@sha256:"
+        "0123456789abcdef0123456789abcdefg",
         "store@1sha:0123456789abcdef0123456789abcdef", "[::1/store", "host:port/store"}) {
     EXPECT_FALSE(isImageReference(bad)) << bad;
   }

@@ -10,7 +10,8 @@ namespace {
 using namespace std::chrono_literals;
 
 const SystemTime kNow = std::chrono::system_clock::from_time_t(1'800'000'000);
-const std::vector<std::string> kNames = webhookDnsNames("kvcache-operator-webhook", "gpustack-system");
+const std::vector<std::string> kNames =
+    webhookDnsNames("kvcache-operator-webhook", "gpustack-system");
 
 CertificateFacts valid(std::chrono::hours lifetime, std::chrono::hours age) {
   CertificateFacts facts;
@@ -27,8 +28,9 @@ CertificateSecretState healthy() {
 }
 
 TEST(WebhookCertificate, NamesTheServiceInBothSpellings) {
-  EXPECT_EQ(kNames, (std::vector<std::string>{"kvcache-operator-webhook.gpustack-system.svc",
-                                              "kvcache-operator-webhook.gpustack-system.svc.cluster.local"}));
+  EXPECT_EQ(kNames, (std::vector<std::string>{
+                        "kvcache-operator-webhook.gpustack-system.svc",
+                        "kvcache-operator-webhook.gpustack-system.svc.cluster.local"}));
 }
 
 TEST(WebhookCertificate, AHealthyPairIsKept) {

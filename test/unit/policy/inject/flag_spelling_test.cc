@@ -42,7 +42,7 @@ TEST(FlagSpelling, VLLMReadsExactPrefixUnderscoreAndDottedForms) {
       {"--kv-transfer-config.kv_role=kv_both", "--kv-transfer-config"},
       {"--kv-t.kv_role=kv_both", "--kv-transfer-config"},
       {"--kv_transfer_config.kv_connector", "--kv-transfer-config"},
-      {"--kv-cache-dtype", "--kv-cache-dtype"},          // exact wins over the longer flag
+      {"--kv-cache-dtype", "--kv-cache-dtype"},  // exact wins over the longer flag
       {"--kv-cache-dtype=fp8", "--kv-cache-dtype"},
       {"--kv_cache_dtype=fp8", "--kv-cache-dtype"},
       {"--kv-events-config", "--kv-events-config"},
@@ -50,10 +50,10 @@ TEST(FlagSpelling, VLLMReadsExactPrefixUnderscoreAndDottedForms) {
       {"--kv-cache-d", std::nullopt},                  // ambiguous: dtype, dtype-skip-layers
       {"--kv", std::nullopt},                          // ambiguous
       {"--model", std::nullopt},
-      {"-kv-transfer-config", std::nullopt},           // not a long option
+      {"-kv-transfer-config", std::nullopt},  // not a long option
       {"kv-transfer-config", std::nullopt},
       {"--", std::nullopt},
-      {"--kv-transfer-configs", std::nullopt},         // no flag starts with it
+      {"--kv-transfer-configs", std::nullopt},  // no flag starts with it
   };
   for (const Spelling& c : cases) {
     EXPECT_EQ(spelledFlag(c.token, Engine::VLLM, kVLLMOwned), c.reads) << c.token;
@@ -72,8 +72,8 @@ TEST(FlagSpelling, SGLangReadsExactAndPrefixOnly) {
       {"--hicache-storage-backend-extra-config", "--hicache-storage-backend-extra-config"},
       {"--hicache-storage-backend-e", "--hicache-storage-backend-extra-config"},
       {"--hicache-storage-backend-extra-config={}", "--hicache-storage-backend-extra-config"},
-      {"--hicache-storage-b", std::nullopt},  // ambiguous between the two owned flags
-      {"--hicache_storage_backend", std::nullopt},  // SGLang does not rewrite '_'
+      {"--hicache-storage-b", std::nullopt},            // ambiguous between the two owned flags
+      {"--hicache_storage_backend", std::nullopt},      // SGLang does not rewrite '_'
       {"--hicache-storage-backend.x=1", std::nullopt},  // nor read dotted members
       {"--kv-cache-dtype", "--kv-cache-dtype"},
       {"--hicache-storage-prefetch-policy", std::nullopt},

@@ -42,54 +42,75 @@ Json& annotations(Json& pod) { return pod["metadata"]["annotations"]; }
 Json& labels(Json& pod) { return pod["metadata"]["labels"]; }
 
 const Case kCases[] = {
-    {"neither opted in, forged record admitted", plainPod,
-     [](Json& p) { annotations(p)["kvcache.gpustack.ai/injected"] = "{}"; }, {}},
-    {"label added to a never-injected Pod", plainPod,
-     [](Json& p) { labels(p)["kvcache.gpustack.ai/inject"] = "true"; }, {kLabel}},
-    {"label removed", injectedPod,
-     [](Json& p) { labels(p).erase("kvcache.gpustack.ai/inject"); }, {kLabel}},
-    {"label changed to false", injectedPod,
-     [](Json& p) { labels(p)["kvcache.gpustack.ai/inject"] = "false"; }, {kLabel}},
-    {"record edited", injectedPod,
+    {"neither opted in, forged record admitted",
+     plainPod,
+     [](Json& p) { annotations(p)["kvcache.gpustack.ai/injected"] = "{}"; },
+     {}},
+    {"label added to a never-injected Pod",
+     plainPod,
+     [](Json& p) { labels(p)["kvcache.gpustack.ai/inject"] = "true"; },
+     {kLabel}},
+    {"label removed",
+     injectedPod,
+     [](Json& p) { labels(p).erase("kvcache.gpustack.ai/inject"); },
+     {kLabel}},
+    {"label changed to false",
+     injectedPod,
+     [](Json& p) { labels(p)["kvcache.gpustack.ai/inject"] = "false"; },
+     {kLabel}},
+    {"record edited",
+     injectedPod,
      [](Json& p) { annotations(p)["kvcache.gpustack.ai/injected"] = "{\"binding\":\"b\"}"; },
      {kRecord}},
-    {"record removed", injectedPod,
-     [](Json& p) { annotations(p).erase("kvcache.gpustack.ai/injected"); }, {kRecord}},
-    {"client-config edited", injectedPod,
-     [](Json& p) { annotations(p)["kvcache.gpustack.ai/client-config"] = "{}"; }, {kConfig}},
-    {"client-config removed", injectedPod,
-     [](Json& p) { annotations(p).erase("kvcache.gpustack.ai/client-config"); }, {kConfig}},
-    {"all three stripped: one error naming all three", injectedPod,
+    {"record removed",
+     injectedPod,
+     [](Json& p) { annotations(p).erase("kvcache.gpustack.ai/injected"); },
+     {kRecord}},
+    {"client-config edited",
+     injectedPod,
+     [](Json& p) { annotations(p)["kvcache.gpustack.ai/client-config"] = "{}"; },
+     {kConfig}},
+    {"client-config removed",
+     injectedPod,
+     [](Json& p) { annotations(p).erase("kvcache.gpustack.ai/client-config"); },
+     {kConfig}},
+    {"all three stripped: one error naming all three",
+     injectedPod,
      [](Json& p) {
        labels(p).erase("kvcache.gpustack.ai/inject");
        annotations(p) = Json::object();
      },
      {kLabel, kRecord, kConfig}},
-    {"terminating Pod: config swap refused", injectedPod,
+    {"terminating Pod: config swap refused",
+     injectedPod,
      [](Json& p) {
        p["metadata"]["deletionTimestamp"] = "2026-11-29T08:00:00Z";
        annotations(p)["kvcache.gpustack.ai/client-config"] = "{\"master_server_address\":\"b\"}";
      },
      {kConfig}},
-    {"terminating Pod: finalizer cleared", injectedPod,
+    {"terminating Pod: finalizer cleared",
+     injectedPod,
      [](Json& p) {
        p["metadata"]["deletionTimestamp"] = "2026-11-29T08:00:00Z";
        p["metadata"]["finalizers"] = Json::array();
      },
      {}},
-    {"other labels and annotations edited", injectedPod,
+    {"other labels and annotations edited",
+     injectedPod,
      [](Json& p) {
        labels(p)["app"] = "chat-2";
        annotations(p)["example.com/note"] = "x";
      },
      {}},
-    {"input annotations edited", injectedPod,
+    {"input annotations edited",
+     injectedPod,
      [](Json& p) {
        annotations(p)["kvcache.gpustack.ai/engine"] = "SGLang";
        annotations(p)["kvcache.gpustack.ai/binding"] = "other";
      },
      {}},
-    {"image and status changed", injectedPod,
+    {"image and status changed",
+     injectedPod,
      [](Json& p) {
        p["spec"]["containers"][0]["image"] = "vllm:2";
        p["status"] = {{"phase", "Running"}};
@@ -152,7 +173,8 @@ TEST(BindingWrites, NamesEveryFrozenKeyABindingWouldCopyOntoItsPod) {
 
 TEST(BindingWrites, AdmitsAPlainBinding) {
   EXPECT_TRUE(checkBindingWrites(Json::parse(R"({"kind": "Binding", "metadata": {"name": "x",
-      "annotations": {"example.com/a": "b"}}, "target": {"name": "n"}})")).empty());
+      "annotations": {"example.com/a": "b"}}, "target": {"name": "n"}})"))
+                  .empty());
   EXPECT_TRUE(checkBindingWrites(Json::parse(R"({"kind": "Binding", "target": {}})")).empty());
 }
 

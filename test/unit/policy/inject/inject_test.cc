@@ -11,7 +11,8 @@
 namespace kvc::policy {
 namespace {
 
-ClusterSnapshot cluster(const char* ledger_status = "True", const char* ledger_reason = "Available") {
+ClusterSnapshot cluster(const char* ledger_status = "True",
+                        const char* ledger_reason = "Available") {
   ClusterSnapshot snapshot;
   snapshot.add(*api::backendFromJson(Json::parse(R"({"metadata": {"name": "b"},
     "spec": {"connection": {"managed": {"leader": {}, "members": [{"medium": "DRAM"}]}}}})")));
@@ -60,10 +61,12 @@ std::set<std::string> changedPaths(const Json& before, const Json& after) {
 }
 
 bool allowedPath(const std::string& path) {
-  static const char* k_allowed[] = {
-      "/spec/containers/0/env", "/spec/containers/0/args", "/spec/containers/0/volumeMounts",
-      "/spec/volumes", "/metadata/annotations/kvcache.gpustack.ai~1client-config",
-      "/metadata/annotations/kvcache.gpustack.ai~1injected"};
+  static const char* k_allowed[] = {"/spec/containers/0/env",
+                                    "/spec/containers/0/args",
+                                    "/spec/containers/0/volumeMounts",
+                                    "/spec/volumes",
+                                    "/metadata/annotations/kvcache.gpustack.ai~1client-config",
+                                    "/metadata/annotations/kvcache.gpustack.ai~1injected"};
   for (const char* allowed : k_allowed) {
     if (path.rfind(allowed, 0) == 0) {
       return true;
@@ -90,8 +93,8 @@ TEST(Inject, OverwritesEverySameNamedVariableInPlaceAndKeepsTheToggle) {
   const Decision decision = inject(pod("SGLang", sglangContainer()), "ns", cluster(), {});
   ASSERT_EQ(decision.verdict, Verdict::Injected);
   const Json& env = decision.object["spec"]["containers"][0]["env"];
-  EXPECT_EQ(env[0], (Json{{"name", "MOONCAKE_MASTER"},
-                          {"value", "b-leader.gpustack-system.svc:50051"}}));
+  EXPECT_EQ(env[0],
+            (Json{{"name", "MOONCAKE_MASTER"}, {"value", "b-leader.gpustack-system.svc:50051"}}));
   EXPECT_EQ(env[1], (Json{{"name", "MC_TE_METRIC"}, {"value", "0"}}));
   EXPECT_EQ(env[2]["value"], "b-leader.gpustack-system.svc:50051");
   int masters = 0;
@@ -119,8 +122,9 @@ TEST(Inject, MultiTenancyDisabledInjectsNoTenantButRecordsTheDomain) {
   const std::string config =
       decision.object["metadata"]["annotations"]["kvcache.gpustack.ai/client-config"];
   EXPECT_EQ(config.find("tenant_id"), std::string::npos);
-  const Json record = Json::parse(
-      decision.object["metadata"]["annotations"]["kvcache.gpustack.ai/injected"].get<std::string>());
+  const Json record =
+      Json::parse(decision.object["metadata"]["annotations"]["kvcache.gpustack.ai/injected"]
+                      .get<std::string>());
   EXPECT_EQ(record["domain"], "dom");
   EXPECT_EQ(record["tenantInjected"], false);
 }
@@ -139,9 +143,7 @@ public:
     return unavailable("connection refused");
   }
   Lookup<api::KVCachePool> pool(std::string_view) const override { return unavailable("x"); }
-  Lookup<api::KVCacheBackend> backend(std::string_view) const override {
-    return unavailable("x");
-  }
+  Lookup<api::KVCacheBackend> backend(std::string_view) const override { return unavailable("x"); }
 };
 
 TEST(Inject, AFailedReadIsAnInfrastructureErrorNeverNotFound) {

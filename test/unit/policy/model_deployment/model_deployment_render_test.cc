@@ -101,10 +101,10 @@ struct Pairing {
 // the host-tier switch for the decode-retraction one; see the golden corpus.)
 TEST(ModelDeploymentAttachment, EqualsWhatThePodWebhookWritesForTheSameBindingAndEngine) {
   const ClusterSnapshot snapshot = cluster();
-  for (const Pairing& pairing : {Pairing{"vLLM", "", "Server"}, Pairing{"vLLM", "Prefill", "Prefill"},
-                                 Pairing{"vLLM", "Decode", "Decode"},
-                                 Pairing{"SGLang", "", "Server"},
-                                 Pairing{"SGLang", "Prefill", "Prefill"}}) {
+  for (const Pairing& pairing :
+       {Pairing{"vLLM", "", "Server"}, Pairing{"vLLM", "Prefill", "Prefill"},
+        Pairing{"vLLM", "Decode", "Decode"}, Pairing{"SGLang", "", "Server"},
+        Pairing{"SGLang", "Prefill", "Prefill"}}) {
     SCOPED_TRACE(std::string(pairing.engine) + " " + std::string(pairing.kind));
     const Decision injected = inject(pod(pairing.engine, pairing.pod_role), "ns", snapshot, {});
     ASSERT_EQ(injected.verdict, Verdict::Injected) << injected.refusal->message;
@@ -125,7 +125,8 @@ TEST(ModelDeploymentAttachment, EqualsWhatThePodWebhookWritesForTheSameBindingAn
     pod_env.push_back({{"name", "MC_FORCE_TCP"}, {"value", "1"}});
     EXPECT_EQ(container["env"], pod_env);
     // The file vehicle: the same volume, mount and annotation (all absent on SGLang).
-    EXPECT_EQ(templateOf(rendered)["spec"].value("volumes", Json()), pod_spec.value("volumes", Json()));
+    EXPECT_EQ(templateOf(rendered)["spec"].value("volumes", Json()),
+              pod_spec.value("volumes", Json()));
     EXPECT_EQ(container.value("volumeMounts", Json()), pod_container.value("volumeMounts", Json()));
     const std::string key(kAnnotationClientConfig);
     EXPECT_EQ(templateOf(rendered)["metadata"]["annotations"].value(key, Json()),
@@ -137,7 +138,8 @@ TEST(ModelDeploymentAttachment, AnUnreachedPoolRendersNoConnectorAtAll) {
   const api::ModelDeployment md = deployment("vLLM", "Server");
   Resolution unreached = resolved(cluster(), Engine::VLLM);
   unreached.master_address.clear();
-  for (const std::optional<Resolution>& binding : {std::optional<Resolution>(), std::optional(unreached)}) {
+  for (const std::optional<Resolution>& binding :
+       {std::optional<Resolution>(), std::optional(unreached)}) {
     const Json rendered = renderRole(md, binding);
     const Json& container = containerOf(rendered);
     EXPECT_EQ(container["args"], Json({"serve", "m", "--port", "8000"}));
@@ -228,9 +230,8 @@ TEST(ModelDeploymentEndpoint, AnAllServerDeploymentIsFrontedByOneServiceOnTheNam
   ASSERT_TRUE(service.has_value());
   EXPECT_EQ((*service)["metadata"]["name"], "md");
   EXPECT_EQ((*service)["metadata"]["namespace"], "ns");
-  EXPECT_EQ((*service)["spec"]["selector"],
-            (Json{{"app.kubernetes.io/name", "model-deployment"},
-                  {"app.kubernetes.io/instance", "md"}}));
+  EXPECT_EQ((*service)["spec"]["selector"], (Json{{"app.kubernetes.io/name", "model-deployment"},
+                                                  {"app.kubernetes.io/instance", "md"}}));
   EXPECT_EQ((*service)["spec"]["ports"][0]["port"], 8000);
   EXPECT_EQ((*service)["spec"]["ports"][0]["targetPort"], "http");
   EXPECT_EQ(endpointAddress(md), "md.ns.svc:8000");

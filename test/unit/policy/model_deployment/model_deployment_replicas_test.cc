@@ -108,8 +108,8 @@ TEST(ReplicaTransitionEvents, ADeletionIsALeavingWithItsGracePeriod) {
 TEST(ReplicaTransitionEvents, ARestartNamesTheContainerHowItEndedAndWhereItsLogsAre) {
   Json after = runningPod();
   after["status"]["containerStatuses"][0]["restartCount"] = 2;
-  after["status"]["containerStatuses"][0]["lastState"] = Json::parse(
-      R"({"terminated": {"reason": "OOMKilled", "exitCode": 137}})");
+  after["status"]["containerStatuses"][0]["lastState"] =
+      Json::parse(R"({"terminated": {"reason": "OOMKilled", "exitCode": 137}})");
   Json before = runningPod();
   before["status"]["containerStatuses"][0]["restartCount"] = 1;
   const auto events = replicaTransitionEvents(before, after);

@@ -34,9 +34,9 @@ TEST(TenantQuotaPolicyTest, TenantsAreSortedQuotedAndInBytes) {
 }
 
 TEST(TenantQuotaPolicyTest, RenderedFilesReadBackToTheSameTenants) {
-  const std::vector<TenantPolicy> tenants = {
-      {"yes", 1}, {"123", 2}, {"#x", 3}, {"x: y", 4}, {"-x", 5}, {"ünï", 6}, {"a'b", 7},
-      {"max", INT64_MAX}};
+  const std::vector<TenantPolicy> tenants = {{"yes", 1},  {"123", 2},        {"#x", 3},
+                                             {"x: y", 4}, {"-x", 5},         {"ünï", 6},
+                                             {"a'b", 7},  {"max", INT64_MAX}};
   auto text = renderPolicyFile(tenants);
   ASSERT_TRUE(text.ok()) << text.status().message();
   auto back = parsePolicyFile(*text);
@@ -48,8 +48,8 @@ TEST(TenantQuotaPolicyTest, RenderedFilesReadBackToTheSameTenants) {
 }
 
 TEST(TenantQuotaPolicyTest, ReadsTheMastersOwnRewrite) {
-  auto tenants =
-      parsePolicyFile(store::testing::readFixture(store::testing::kCurrent, "policy_file_saved_by_master.yaml"));
+  auto tenants = parsePolicyFile(
+      store::testing::readFixture(store::testing::kCurrent, "policy_file_saved_by_master.yaml"));
   ASSERT_TRUE(tenants.ok()) << tenants.status().message();
   ASSERT_EQ(tenants->size(), 1u);
   EXPECT_EQ((*tenants)[0], (TenantPolicy{"team-a", 67108864}));
@@ -58,8 +58,8 @@ TEST(TenantQuotaPolicyTest, ReadsTheMastersOwnRewrite) {
 TEST(TenantQuotaPolicyTest, RefusesTheQuotaPast2To63ThatAn0312MasterSaved) {
   // 0.3.12.post1 accepted a PUT of 2^63 bytes and wrote it to its file; 0.3.13 refuses such a
   // file at start, and so do we.
-  auto tenants =
-      parsePolicyFile(store::testing::readFixture(store::testing::kLegacy, "policy_file_saved_by_master.yaml"));
+  auto tenants = parsePolicyFile(
+      store::testing::readFixture(store::testing::kLegacy, "policy_file_saved_by_master.yaml"));
   ASSERT_FALSE(tenants.ok());
   EXPECT_NE(tenants.status().message().find("tenants[1]"), std::string::npos)
       << tenants.status().message();
@@ -69,15 +69,9 @@ TEST(TenantQuotaPolicyTest, RefusesTheQuotaPast2To63ThatAn0312MasterSaved) {
 
 TEST(TenantQuotaPolicyTest, NothingInvalidIsRendered) {
   const std::vector<std::vector<TenantPolicy>> bad = {
-      {{"", 1}},
-      {{"_system", 1}},
-      {{std::string("a\0b", 3), 1}},
-      {{"a\nb", 1}},
-      {{"a\x7f", 1}},
-      {{"\xff\xfe", 1}},
-      {{"\xc3", 1}},
-      {{"ok", 0}},
-      {{"ok", -5}},
+      {{"", 1}},     {{"_system", 1}}, {{std::string("a\0b", 3), 1}},
+      {{"a\nb", 1}}, {{"a\x7f", 1}},   {{"\xff\xfe", 1}},
+      {{"\xc3", 1}}, {{"ok", 0}},      {{"ok", -5}},
   };
   for (const auto& tenants : bad) {
     auto text = renderPolicyFile(tenants);
@@ -112,15 +106,15 @@ TEST(TenantQuotaPolicyTest, ParsingFollowsTheMastersRules) {
   ASSERT_TRUE(units.ok()) << units.status().message();
   EXPECT_EQ((*units)[0].quota_bytes, 1048576);
   for (const char* bad : {
-           "tenants: []\n",                                            // no version
-           "version: 2\ntenants: []\n",                                // unknown version
-           "version: 1\n",                                             // no tenants
-           "version: 1\ntenants: {}\n",                                // not a sequence
-           "version: 1\ntenants:\n  - name: a\n",                      // no quota
-           "version: 1\ntenants:\n  - quota: 1\n",                     // no name
-           "version: 1\ntenants:\n  - name: yes\n    quota: 1\n",      // a boolean, not a name
-           "version: 1\ntenants:\n  - name: _a\n    quota: 1\n",       // reserved
-           "version: 1\ntenants:\n  - name: a\n    quota: 1MiB\n",     // unit
+           "tenants: []\n",                                         // no version
+           "version: 2\ntenants: []\n",                             // unknown version
+           "version: 1\n",                                          // no tenants
+           "version: 1\ntenants: {}\n",                             // not a sequence
+           "version: 1\ntenants:\n  - name: a\n",                   // no quota
+           "version: 1\ntenants:\n  - quota: 1\n",                  // no name
+           "version: 1\ntenants:\n  - name: yes\n    quota: 1\n",   // a boolean, not a name
+           "version: 1\ntenants:\n  - name: _a\n    quota: 1\n",    // reserved
+           "version: 1\ntenants:\n  - name: a\n    quota: 1MiB\n",  // unit
            "version: 1\ntenants:\n  - name: a\n    quota: 1\n  - name: a\n    quota: 2\n",
        }) {
     EXPECT_FALSE(parsePolicyFile(bad).ok()) << bad;

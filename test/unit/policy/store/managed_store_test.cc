@@ -24,7 +24,7 @@ TEST(LeaderHandover, TheFirstHolderSeenIsOnlyABaseline) {
 TEST(LeaderHandover, AHolderlessLeaseKeepsTheLastHolderAsBaseline) {
   HandoverBaseline baseline;
   EXPECT_FALSE(leaderHandover(baseline, "leader-a", 0));
-  EXPECT_FALSE(leaderHandover(baseline, "", 0));  // released on shutdown
+  EXPECT_FALSE(leaderHandover(baseline, "", 0));          // released on shutdown
   EXPECT_FALSE(leaderHandover(baseline, "leader-a", 0));  // the same one back: no handover
   EXPECT_TRUE(leaderHandover(baseline, "leader-c", 2));
 }

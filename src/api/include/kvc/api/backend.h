@@ -70,8 +70,8 @@ struct MemberGroup {
 // connection.managed.leader.
 struct LeaderSpec {
   std::int64_t replicas = 1;
-  std::string election_backend = "Kubernetes";    // Kubernetes | None
-  std::string member_addressing = "Service";      // Service | Lease
+  std::string election_backend = "Kubernetes";         // Kubernetes | None
+  std::string member_addressing = "Service";           // Service | Lease
   std::string allocation_strategy = "FreeRatioFirst";  // Random | FreeRatioFirst
   std::vector<std::string> extra_args;
   Json extra_env = Json::array();

@@ -41,7 +41,7 @@ inline constexpr std::string_view kConnectorMooncake = "Mooncake";
 inline constexpr std::string_view kPortProtocolTCP = "TCP";
 
 struct ModelEngine {
-  std::string name;  // kEngineVLLM | kEngineSGLang
+  std::string name;                    // kEngineVLLM | kEngineSGLang
   std::optional<std::string> version;  // free-form; editable
   std::optional<std::string> image;    // every role's image unless the role names its own
 
@@ -99,7 +99,7 @@ struct RoleVolume {
 };
 
 struct ModelDeploymentRole {
-  std::string name;  // a DNS label; the key of spec.roles
+  std::string name;                                 // a DNS label; the key of spec.roles
   std::string kind = std::string(kRoleKindServer);  // Server | Prefill | Decode; frozen
   std::int64_t replicas = 1;                        // serving instances; editable
   std::int64_t size = 1;                            // Pods per serving instance; frozen
@@ -145,8 +145,7 @@ struct KVCacheAttachmentStatus {
   std::string pool;
   std::optional<AttachedDomain> domain;
 
-  friend bool operator==(const KVCacheAttachmentStatus&,
-                         const KVCacheAttachmentStatus&) = default;
+  friend bool operator==(const KVCacheAttachmentStatus&, const KVCacheAttachmentStatus&) = default;
 };
 
 // status.roles[].
@@ -167,7 +166,7 @@ struct ModelDeployment {
   struct Spec {
     std::string model_name;  // spec.model.name; frozen
     ModelEngine engine;
-    std::optional<KVCacheAttachment> kv_cache;  // absent: no shared cache
+    std::optional<KVCacheAttachment> kv_cache;        // absent: no shared cache
     std::optional<std::string> kv_transfer_protocol;  // spec.kvTransfer.protocol; unset renders tcp
     std::vector<ModelDeploymentRole> roles;
     std::optional<ModelRouter> router;
@@ -175,7 +174,7 @@ struct ModelDeployment {
     friend bool operator==(const Spec&, const Spec&) = default;
   } spec;
   struct Status : StatusHead {  // phase: Starting | Ready | Degraded | Deleting
-    std::string endpoint;  // "" = not published
+    std::string endpoint;       // "" = not published
     std::optional<KVCacheAttachmentStatus> kv_cache;
     std::vector<ModelDeploymentRoleStatus> roles;
   } status;

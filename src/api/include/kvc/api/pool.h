@@ -40,7 +40,7 @@ struct KVCachePool {
     std::string quota_total;  // a quantity, as written
   } spec;
   struct Status : StatusHead {
-    std::string client_endpoint;  // "" = not published
+    std::string client_endpoint;              // "" = not published
     std::optional<std::int64_t> usage_total;  // bytes
     std::vector<PoolDomain> domains;
     std::vector<ObjectReference> used_by;  // the pool's Bindings

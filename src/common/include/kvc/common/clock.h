@@ -123,8 +123,7 @@ public:
   // (Go's fakeclock BlockUntil).
   std::size_t waiters() const {
     std::lock_guard<std::mutex> guard(mutex_);
-    return static_cast<std::size_t>(
-        std::distance(deadlines_.upper_bound(now_), deadlines_.end()));
+    return static_cast<std::size_t>(std::distance(deadlines_.upper_bound(now_), deadlines_.end()));
   }
 
   bool waitUntil(std::condition_variable_any& cv, std::unique_lock<std::mutex>& lock,

@@ -79,9 +79,10 @@ inline Status permissionDenied(std::string m) {
 inline Status internalError(std::string m) { return {StatusCode::Internal, std::move(m)}; }
 
 // A value or the Status explaining why there is none (absl::StatusOr<T>).
-template <typename T> class [[nodiscard]] Result {
+template <typename T>
+class [[nodiscard]] Result {
 public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!status_.ok() && "a Result built from a Status must carry an error");
   }
@@ -110,20 +111,20 @@ private:
 #define KVC_CONCAT_(a, b) KVC_CONCAT_INNER_(a, b)
 
 // Returns the Status from the enclosing function when `expr` is not ok.
-#define KVC_RETURN_IF_ERROR(expr)                                                                  \
-  do {                                                                                             \
-    ::kvc::Status kvc_status_ = (expr);                                                            \
-    if (!kvc_status_.ok()) {                                                                       \
-      return kvc_status_;                                                                          \
-    }                                                                                              \
+#define KVC_RETURN_IF_ERROR(expr)       \
+  do {                                  \
+    ::kvc::Status kvc_status_ = (expr); \
+    if (!kvc_status_.ok()) {            \
+      return kvc_status_;               \
+    }                                   \
   } while (false)
 
 // `KVC_ASSIGN_OR_RETURN(auto x, f());` declares x from a Result, or returns its Status.
-#define KVC_ASSIGN_OR_RETURN(lhs, expr)                                                            \
+#define KVC_ASSIGN_OR_RETURN(lhs, expr) \
   KVC_ASSIGN_OR_RETURN_IMPL_(KVC_CONCAT_(kvc_result_, __LINE__), lhs, expr)
-#define KVC_ASSIGN_OR_RETURN_IMPL_(result, lhs, expr)                                              \
-  auto result = (expr);                                                                            \
-  if (!result.ok()) {                                                                              \
-    return result.status();                                                                        \
-  }                                                                                                \
+#define KVC_ASSIGN_OR_RETURN_IMPL_(result, lhs, expr) \
+  auto result = (expr);                               \
+  if (!result.ok()) {                                 \
+    return result.status();                           \
+  }                                                   \
   lhs = std::move(result).value()

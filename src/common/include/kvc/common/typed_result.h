@@ -14,7 +14,8 @@
 
 namespace kvc {
 
-template <typename T, typename E> class [[nodiscard]] TypedResult {
+template <typename T, typename E>
+class [[nodiscard]] TypedResult {
 public:
   TypedResult(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
   TypedResult(E error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT

@@ -80,8 +80,7 @@ class BackendReconciler final : public runtime::Reconciler {
 public:
   explicit BackendReconciler(BackendControllerConfig config);
   ~BackendReconciler() override;
-  Result<runtime::Action> reconcile(const runtime::Request& request,
-                                    std::stop_token stop) override;
+  Result<runtime::Action> reconcile(const runtime::Request& request, std::stop_token stop) override;
 
   // The backend controller with its informers, watches and filters, added to `manager`: backends
   // (spec, lifecycle, usedBy); the managed store's Deployments, DaemonSets, Pods, Services,

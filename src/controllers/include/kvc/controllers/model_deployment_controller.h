@@ -108,8 +108,7 @@ struct ModelDeploymentControllerConfig {
 class ModelDeploymentReconciler final : public runtime::Reconciler {
 public:
   explicit ModelDeploymentReconciler(ModelDeploymentControllerConfig config);
-  Result<runtime::Action> reconcile(const runtime::Request& request,
-                                    std::stop_token stop) override;
+  Result<runtime::Action> reconcile(const runtime::Request& request, std::stop_token stop) override;
 
   // The controller with its informers, indexes, watches and filters, added to `manager`:
   // ModelDeployments (spec and lifecycle); their role Deployments and endpoint Services (by
@@ -136,8 +135,7 @@ private:
 
   // act: a live pass's report stage (after the apply stage, in converge), a deleting pass.
   Result<runtime::Action> act(const Json& object, const policy::ModelDeploymentPlan& plan,
-                              const policy::ModelDeploymentObservation& seen,
-                              std::stop_token stop);
+                              const policy::ModelDeploymentObservation& seen, std::stop_token stop);
   Result<runtime::Action> actTeardown(const Json& object, const policy::ModelDeploymentPlan& plan,
                                       const policy::ModelDeploymentObservation& seen,
                                       std::stop_token stop);

@@ -92,8 +92,7 @@ struct PoolControllerConfig {
 class PoolReconciler final : public runtime::Reconciler {
 public:
   explicit PoolReconciler(PoolControllerConfig config);
-  Result<runtime::Action> reconcile(const runtime::Request& request,
-                                    std::stop_token stop) override;
+  Result<runtime::Action> reconcile(const runtime::Request& request, std::stop_token stop) override;
 
   // The pool controller with its informers, indexes, watches and trigger, added to `manager`.
   static Status setupWithManager(runtime::Manager& manager, const ControllerSetup& setup);

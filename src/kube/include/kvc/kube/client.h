@@ -151,15 +151,15 @@ public:
   ApiResult<Json> create(const Json& object, const PostParams& params = {},
                          std::stop_token stop = {}) const;
   // PUT; `object` must carry metadata.resourceVersion for optimistic concurrency.
-  ApiResult<Json> replace(std::string_view name, const Json& object,
-                          const PostParams& params = {}, std::stop_token stop = {}) const;
+  ApiResult<Json> replace(std::string_view name, const Json& object, const PostParams& params = {},
+                          std::stop_token stop = {}) const;
   // Returns what the server returns: the object (still finalizing) or a Status.
   ApiResult<Json> remove(std::string_view name, const DeleteParams& params = {},
                          std::stop_token stop = {}) const;
-  ApiResult<Json> removeCollection(const DeleteParams& params = {},
-                                   const ListParams& list = {}, std::stop_token stop = {}) const;
-  ApiResult<Json> patch(std::string_view name, const Patch& patch,
-                        const PatchParams& params = {}, std::stop_token stop = {}) const;
+  ApiResult<Json> removeCollection(const DeleteParams& params = {}, const ListParams& list = {},
+                                   std::stop_token stop = {}) const;
+  ApiResult<Json> patch(std::string_view name, const Patch& patch, const PatchParams& params = {},
+                        std::stop_token stop = {}) const;
   // Server-side apply of `intent` (apiVersion, kind and metadata.name must be set).
   ApiResult<Json> apply(const Json& intent, std::string_view field_manager, bool force = false,
                         std::stop_token stop = {}) const;

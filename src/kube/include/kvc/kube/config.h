@@ -21,23 +21,23 @@
 namespace kvc::kube {
 
 struct Config {
-  std::string server;            // "https://127.0.0.1:6443" (no trailing slash)
-  std::string ca_pem;            // CA bundle; empty = the system trust store
-  std::string client_cert_pem;   // client certificate chain
-  std::string client_key_pem;    // its private key
-  std::string bearer_token;      // static token
+  std::string server;                // "https://127.0.0.1:6443" (no trailing slash)
+  std::string ca_pem;                // CA bundle; empty = the system trust store
+  std::string client_cert_pem;       // client certificate chain
+  std::string client_key_pem;        // its private key
+  std::string bearer_token;          // static token
   std::filesystem::path token_file;  // re-read periodically; wins over bearer_token
-  std::string tls_server_name;   // SNI / verification name override
+  std::string tls_server_name;       // SNI / verification name override
   bool insecure_skip_tls_verify = false;
   std::string default_namespace = "default";
-  std::string context;          // the kubeconfig context this came from ("" in-cluster)
+  std::string context;  // the kubeconfig context this came from ("" in-cluster)
   std::chrono::milliseconds timeout{30000};  // default deadline of a non-watch request
   std::string user_agent = "kvcache-operator/0.1.0";
 };
 
 struct LoadOptions {
-  std::string context;           // "" = the kubeconfig's current-context
-  bool allow_insecure = false;   // accept insecure-skip-tls-verify: true
+  std::string context;          // "" = the kubeconfig's current-context
+  bool allow_insecure = false;  // accept insecure-skip-tls-verify: true
 };
 
 // Reads one kubeconfig file, or several separated by ':' (as $KUBECONFIG lists them; the first
@@ -53,8 +53,8 @@ inline constexpr std::string_view kServiceAccountDir =
 
 // In-cluster configuration: KUBERNETES_SERVICE_HOST / KUBERNETES_SERVICE_PORT from the
 // environment, token, ca.crt and namespace from `sa_dir`. FailedPrecondition when not in a Pod.
-Result<Config> inClusterConfig(const std::filesystem::path& sa_dir =
-                                   std::filesystem::path(kServiceAccountDir));
+Result<Config> inClusterConfig(
+    const std::filesystem::path& sa_dir = std::filesystem::path(kServiceAccountDir));
 
 // The usual precedence (client-go's): an explicit path; else $KUBECONFIG; else in-cluster when
 // KUBERNETES_SERVICE_HOST is set; else ~/.kube/config.

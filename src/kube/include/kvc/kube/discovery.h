@@ -14,8 +14,7 @@
 namespace kvc::kube {
 
 // The resources of `group`/`version` ("" = the core group) as the server serves them.
-ApiResult<std::vector<ResourceType>> discoverResources(const Client& client,
-                                                       std::string_view group,
+ApiResult<std::vector<ResourceType>> discoverResources(const Client& client, std::string_view group,
                                                        std::string_view version,
                                                        std::stop_token stop = {});
 

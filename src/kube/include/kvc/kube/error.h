@@ -142,7 +142,8 @@ ApiError errorFromResponse(int http_status, std::string_view body,
 ApiError errorFromStatus(const Json& status);
 
 // A value or the ApiError explaining why there is none.
-template <typename T> using ApiResult = TypedResult<T, ApiError>;
+template <typename T>
+using ApiResult = TypedResult<T, ApiError>;
 
 // For calls that return nothing on success.
 struct Done {};

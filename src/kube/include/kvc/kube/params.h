@@ -26,7 +26,7 @@ struct ListParams {
 struct WatchParams {
   std::string label_selector;
   std::string field_selector;
-  std::string resource_version;  // resume after this version ("" = start now)
+  std::string resource_version;        // resume after this version ("" = start now)
   std::int64_t timeout_seconds = 290;  // the server closes the stream after this
   bool allow_bookmarks = true;
 };

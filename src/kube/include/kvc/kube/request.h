@@ -55,8 +55,7 @@ public:
   Result<HttpRequest> replace(std::string_view name, const Json& object,
                               const PostParams& params) const;
   Result<HttpRequest> remove(std::string_view name, const DeleteParams& params) const;
-  Result<HttpRequest> removeCollection(const DeleteParams& params,
-                                       const ListParams& list) const;
+  Result<HttpRequest> removeCollection(const DeleteParams& params, const ListParams& list) const;
   Result<HttpRequest> patch(std::string_view name, const Patch& patch,
                             const PatchParams& params) const;
 

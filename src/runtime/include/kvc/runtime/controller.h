@@ -14,7 +14,8 @@
 //         ResourceExhausted, Internal, ...   overall 10 qps / burst 100
 //   error Aborted (a Conflict)               addRateLimited: the first retries come after 5, 10,
 //                                            20 ms, i.e. at once with a fresh read from the cache
-//   error InvalidArgument,                   terminal: forget, then addAfter(terminal_requeue_after)
+//   error InvalidArgument,                   terminal: forget, then
+//   addAfter(terminal_requeue_after)
 //         FailedPrecondition                 (5 min by default) as a backstop — the reconciler
 //                                            wrote a condition and waits for a change, but a
 //                                            change nobody watches (a store that healed, an

@@ -39,8 +39,7 @@ using FinalizerStep = std::function<Result<Action>(const Json& object)>;
 
 Result<Action> reconcileWithFinalizer(const kube::Api& api, const Json& object,
                                       std::string_view finalizer, const FinalizerStep& apply,
-                                      const FinalizerStep& cleanup,
-                                      std::stop_token stop = {});
+                                      const FinalizerStep& cleanup, std::stop_token stop = {});
 
 bool hasFinalizer(const Json& object, std::string_view finalizer);
 

@@ -74,8 +74,7 @@ struct HttpServerOptions {
 class HttpServer {
 public:
   // Binds and loads the certificate; serves nothing until start().
-  static Result<std::unique_ptr<HttpServer>> create(HttpServerOptions options,
-                                                    HttpHandler handler);
+  static Result<std::unique_ptr<HttpServer>> create(HttpServerOptions options, HttpHandler handler);
   // Plain HTTP on `address` with the default limits.
   static Result<std::unique_ptr<HttpServer>> create(const ListenAddress& address,
                                                     HttpHandler handler);

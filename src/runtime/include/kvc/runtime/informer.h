@@ -94,11 +94,11 @@ struct InformerOptions {
 };
 
 struct InformerStats {
-  std::uint64_t lists = 0;           // successful full lists (initial + relists)
+  std::uint64_t lists = 0;            // successful full lists (initial + relists)
   std::uint64_t relists_on_gone = 0;  // relists caused by 410 Gone / Expired
-  std::uint64_t watches = 0;         // watch requests started
-  std::uint64_t watch_failures = 0;  // watches that ended in an error (not 410)
-  std::uint64_t events = 0;          // watch events applied (bookmarks excluded)
+  std::uint64_t watches = 0;          // watch requests started
+  std::uint64_t watch_failures = 0;   // watches that ended in an error (not 410)
+  std::uint64_t events = 0;           // watch events applied (bookmarks excluded)
   std::uint64_t bookmarks = 0;
   std::uint64_t handler_failures = 0;  // handlers that threw
   std::string resource_version;        // last version seen

@@ -62,11 +62,9 @@ public:
   // The current record; nullopt when the Lease does not exist. Remembers the version read.
   virtual Result<std::optional<LeaderElectionRecord>> get(std::chrono::milliseconds timeout) = 0;
   // Creates the Lease; AlreadyExists when someone else did first.
-  virtual Status create(const LeaderElectionRecord& record,
-                        std::chrono::milliseconds timeout) = 0;
+  virtual Status create(const LeaderElectionRecord& record, std::chrono::milliseconds timeout) = 0;
   // Replaces the record, conditional on the version last read (Aborted on a conflict).
-  virtual Status update(const LeaderElectionRecord& record,
-                        std::chrono::milliseconds timeout) = 0;
+  virtual Status update(const LeaderElectionRecord& record, std::chrono::milliseconds timeout) = 0;
   // Calls `on_change` with every version of the record (nullopt when the Lease is deleted)
   // until `stop` is requested. Locks that cannot watch return FailedPrecondition at once.
   virtual Status watch(const std::function<void(std::optional<LeaderElectionRecord>)>& on_change,
@@ -130,7 +128,7 @@ struct LeaderElectionConfig {
   LeaderCallbacks callbacks;
   bool release_on_cancel = true;
   bool watch_lease = true;  // observe the Lease by watch between tries (see above)
-  std::string name;  // for logs and metrics ("kvcache-operator")
+  std::string name;         // for logs and metrics ("kvcache-operator")
   RandomSource random = defaultRandom();
 };
 

@@ -4,10 +4,11 @@
 //
 // Each stored version is decoded once. The cache keeps objects packed (store.h) and a pass that
 // reads every Binding of a master would otherwise unpack and decode all of them on every pass:
-// with 1,000 Bindings that was about two thirds of a pool pass's CPU (docs/performance.md). The lister keeps, per key, the packed
-// value it decoded and the decoded object; a read whose packed value is the one it has (an
-// update replaces the packed value, never changes it) returns the same shared immutable object.
-// Like ObjectPtr, a reader keeps what it got after the cache moves on, and copies to change it.
+// with 1,000 Bindings that was about two thirds of a pool pass's CPU (docs/performance.md). The
+// lister keeps, per key, the packed value it decoded and the decoded object; a read whose packed
+// value is the one it has (an update replaces the packed value, never changes it) returns the same
+// shared immutable object. Like ObjectPtr, a reader keeps what it got after the cache moves on, and
+// copies to change it.
 //
 // A cached object that does not decode (a wrong type the schema let through) is left out of
 // list() and byIndex() and reported by get() as its error; the lister logs it once per
@@ -32,7 +33,8 @@ namespace kvc::runtime {
 // Logs a cached object that failed to decode (once per key and resourceVersion).
 void reportUndecodable(const std::string& kind, const Json& object, const Status& error);
 
-template <typename T> class Lister {
+template <typename T>
+class Lister {
 public:
   using Ptr = std::shared_ptr<const T>;
   using Decode = std::function<Result<T>(const Json&)>;
@@ -81,7 +83,8 @@ private:
   Result<Ptr> decode(const std::string& key, const Packed& packed) const {
     ObjectPtr object = unpackObject(packed);
     if (!object) {
-      return Status(StatusCode::Internal, kind_ + " " + key + ": the cached object does not unpack");
+      return Status(StatusCode::Internal,
+                    kind_ + " " + key + ": the cached object does not unpack");
     }
     Result<T> value = decode_(*object);
     if (!value.ok()) {

@@ -61,11 +61,14 @@ private:
 // Default buckets for durations in seconds (controller-runtime's reconcile_time_seconds).
 std::vector<double> defaultDurationBuckets();
 
-template <typename T> class Family {
+template <typename T>
+class Family {
 public:
   Family(std::string name, std::string help, std::vector<std::string> labels,
          std::function<std::unique_ptr<T>()> make)
-      : name_(std::move(name)), help_(std::move(help)), labels_(std::move(labels)),
+      : name_(std::move(name)),
+        help_(std::move(help)),
+        labels_(std::move(labels)),
         make_(std::move(make)) {}
 
   // The child for these label values (in the order of the family's label names).
@@ -110,12 +113,12 @@ public:
   // Selects the family the following samples belong to ("gauge", "counter", "histogram"); the
   // header is written once, by the first call for a name.
   void family(std::string_view name, std::string_view help, std::string_view type);
-  void sample(std::string_view name,
-              const std::vector<std::pair<std::string, std::string>>& labels, double value);
+  void sample(std::string_view name, const std::vector<std::pair<std::string, std::string>>& labels,
+              double value);
   std::string text() const;
 
 private:
-  std::vector<std::string> families_;         // header and samples, one entry per family
+  std::vector<std::string> families_;  // header and samples, one entry per family
   std::map<std::string, std::size_t, std::less<>> index_;  // family name -> entry
   std::size_t current_ = 0;
 };

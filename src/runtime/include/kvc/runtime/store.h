@@ -72,8 +72,7 @@ public:
   ObjectPtr get(const std::string& key) const override;
   std::vector<ObjectPtr> list() const override;
   std::vector<std::string> listKeys() const override;
-  std::vector<ObjectPtr> byIndex(const std::string& index,
-                                 const std::string& value) const override;
+  std::vector<ObjectPtr> byIndex(const std::string& index, const std::string& value) const override;
   std::size_t size() const override;
   Packed getPacked(const std::string& key) const override;
   std::vector<std::pair<std::string, Packed>> packedList() const override;

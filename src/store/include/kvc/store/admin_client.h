@@ -57,8 +57,7 @@ public:
   // DELETE ?tenant_id=: removes the explicit policy. TenantNotFound when there was none,
   // TenantNotEmpty while the tenant still holds objects or charge (the policy stays). The
   // answer's entry, when the master sends one.
-  virtual StoreResult<std::optional<TenantQuota>> deleteTenantQuota(
-      std::string_view tenant_id) = 0;
+  virtual StoreResult<std::optional<TenantQuota>> deleteTenantQuota(std::string_view tenant_id) = 0;
 };
 
 struct AdminClientOptions {

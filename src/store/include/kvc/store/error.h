@@ -57,7 +57,9 @@ class StoreError {
 public:
   StoreError(StoreErrorKind kind, std::string message, int http_status = 0,
              std::optional<std::int64_t> error_code = std::nullopt)
-      : kind_(kind), message_(std::move(message)), http_status_(http_status),
+      : kind_(kind),
+        message_(std::move(message)),
+        http_status_(http_status),
         error_code_(error_code) {}
 
   StoreErrorKind kind() const { return kind_; }
@@ -82,7 +84,8 @@ private:
 };
 
 // A value or the StoreError explaining why there is none.
-template <typename T> class [[nodiscard]] StoreResult : public TypedResult<T, StoreError> {
+template <typename T>
+class [[nodiscard]] StoreResult : public TypedResult<T, StoreError> {
 public:
   using TypedResult<T, StoreError>::TypedResult;
   // True when this is a failure of the given kind.

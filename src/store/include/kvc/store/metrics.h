@@ -41,8 +41,7 @@ inline constexpr std::string_view kMetricActiveClients = "master_active_clients"
 inline constexpr std::string_view kMetricPutStartRequests = "master_put_start_requests_total";
 inline constexpr std::string_view kMetricPutEndRequests = "master_put_end_requests_total";
 inline constexpr std::string_view kMetricPutRevokeRequests = "master_put_revoke_requests_total";
-inline constexpr std::string_view kMetricRemountRequests =
-    "master_remount_segment_requests_total";
+inline constexpr std::string_view kMetricRemountRequests = "master_remount_segment_requests_total";
 inline constexpr std::string_view kMetricSegmentCapacity = "segment_total_capacity_bytes";
 inline constexpr std::string_view kMetricSegmentAllocated = "segment_allocated_bytes";
 inline constexpr std::string_view kMetricAllocatableCapacity =

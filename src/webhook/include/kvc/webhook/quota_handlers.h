@@ -30,7 +30,7 @@ inline constexpr std::string_view kValidateBindingPath =
     "/validate-worker-gpustack-ai-v1-kvcachepoolbinding";
 
 struct QuotaCaches {
-  const runtime::Cache* pools = nullptr;     // indexed api::kPoolsByBackend
+  const runtime::Cache* pools = nullptr;  // indexed api::kPoolsByBackend
   const runtime::Cache* backends = nullptr;
   const runtime::Cache* bindings = nullptr;  // indexed api::kBindingsByPool
 };

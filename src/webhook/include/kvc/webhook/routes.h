@@ -1,6 +1,7 @@
 #pragma once
 // The webhook server's routes: the Pod admission endpoints (mutate, freeze), the validation of
-// KVCachePool, KVCachePoolBinding, KVCacheBackend and ModelDeployment, /healthz, /readyz and /metrics.
+// KVCachePool, KVCachePoolBinding, KVCacheBackend and ModelDeployment, /healthz, /readyz and
+// /metrics.
 //
 // Each admission route does transport only — POST, application/json, a decodable
 // AdmissionReview (400/405/415 otherwise) — then hands the request to its handler, echoes the
@@ -27,10 +28,10 @@ inline constexpr std::string_view kValidatePodPath =
 
 struct WebhookRoutes {
   std::shared_ptr<PodMutator> mutator;
-  std::shared_ptr<QuotaAdmission> quota;  // the KVCachePool / KVCachePoolBinding validation
+  std::shared_ptr<QuotaAdmission> quota;       // the KVCachePool / KVCachePoolBinding validation
   std::shared_ptr<BackendValidation> backend;  // the KVCacheBackend validation
   std::shared_ptr<ModelDeploymentValidation> model_deployment;  // the ModelDeployment validation
-  std::function<bool()> ready;  // caches synced and a certificate loaded
+  std::function<bool()> ready;           // caches synced and a certificate loaded
   runtime::Registry* metrics = nullptr;  // rendered on /metrics; must outlive the routes
 };
 

@@ -29,8 +29,8 @@ namespace kvc::policy {
 
 struct BackendAdmission {
   AdmissionOperation operation = AdmissionOperation::Create;
-  Json object;               // the KVCacheBackend as submitted
-  std::optional<Json> old;   // UPDATE: the stored one
+  Json object;                 // the KVCacheBackend as submitted
+  std::optional<Json> old;     // UPDATE: the stored one
   std::string settings_image;  // the Setting kv-cache-backend-image ("" when cleared)
 };
 

@@ -58,14 +58,15 @@ struct AttachmentLookup {
 
 // The lookup through the webhook's ClusterView; a read error is returned as the error, never as
 // "does not exist".
-Result<AttachmentLookup> lookUpAttachment(const ClusterView& cluster, std::string_view namespace_name,
+Result<AttachmentLookup> lookUpAttachment(const ClusterView& cluster,
+                                          std::string_view namespace_name,
                                           std::string_view binding);
 
 struct ModelDeploymentAdmission {
   AdmissionOperation operation = AdmissionOperation::Create;
   api::ModelDeployment deployment;
   std::optional<api::ModelDeployment> old;  // UPDATE: the stored one
-  bool dtype_owned = true;  // the Setting model-deployment-kv-cache-dtype-owned
+  bool dtype_owned = true;                  // the Setting model-deployment-kv-cache-dtype-owned
   // CREATE with spec.kvCache: the lookup; nullopt: not looked up (no transport check).
   std::optional<AttachmentLookup> attachment;
 };

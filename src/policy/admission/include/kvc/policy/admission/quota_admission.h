@@ -45,7 +45,7 @@ struct BindingAdmission {
   AdmissionOperation operation = AdmissionOperation::Create;
   api::KVCachePoolBinding binding;
   std::optional<api::KVCachePoolBinding> old;  // UPDATE
-  bool dtype_owned = true;  // the Setting model-deployment-kv-cache-dtype-owned
+  bool dtype_owned = true;                     // the Setting model-deployment-kv-cache-dtype-owned
   // Looked up on CREATE, and on UPDATE when the ceiling moved. `pool_looked_up` false: not
   // needed; true with no `pool`: it does not exist.
   bool pool_looked_up = false;

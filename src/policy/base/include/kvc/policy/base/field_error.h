@@ -16,9 +16,9 @@ enum class FieldErrorType { Required, Invalid, Forbidden, Duplicate, NotFound };
 
 struct FieldError {
   FieldErrorType type = FieldErrorType::Invalid;
-  std::string field;  // "spec.domain.name"
+  std::string field;                 // "spec.domain.name"
   std::optional<std::string> value;  // the value at fault, quoted in the message
-  std::string detail;  // why, ending with the fix
+  std::string detail;                // why, ending with the fix
 
   friend bool operator==(const FieldError&, const FieldError&) = default;
 };

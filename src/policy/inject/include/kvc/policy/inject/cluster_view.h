@@ -19,7 +19,8 @@ namespace kvc::policy {
 
 // nullopt: the object does not exist. An error: the read failed, which is never reported as
 // "does not exist".
-template <typename T> using Lookup = Result<std::optional<T>>;
+template <typename T>
+using Lookup = Result<std::optional<T>>;
 
 class ClusterView {
 public:

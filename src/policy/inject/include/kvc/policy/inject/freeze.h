@@ -38,6 +38,7 @@ std::vector<FreezeViolation> checkBindingWrites(const Json& binding);
 
 // One message for all violations, in the API's Invalid form:
 // `Pod "x" is invalid: [field: Forbidden: message, …]`.
-std::string freezeMessage(std::string_view pod_name, const std::vector<FreezeViolation>& violations);
+std::string freezeMessage(std::string_view pod_name,
+                          const std::vector<FreezeViolation>& violations);
 
 }  // namespace kvc::policy

@@ -16,15 +16,15 @@
 namespace kvc::policy {
 
 enum class LaunchKind {
-  EngineEntry,            // the engine's own entry point: appended args reach it
-  NoLaunchLine,           // neither command nor args
-  ArgsWithoutCommand,     // args only: the image ENTRYPOINT is invisible
-  LauncherWithoutProgram, // e.g. `tini --` with nothing after it, or `env -S ""`
-  ShellCommandString,     // sh -c / bash -lc …: an appended flag becomes $0
-  HiddenCommandLine,      // env -S "…" / --split-string: the launcher splits it itself
-  Script,                 // a program or script operand ending in .sh
-  Unrecognised,           // a program that is neither a launcher nor the engine
-  OtherEngine,            // the entry point of the other engine
+  EngineEntry,             // the engine's own entry point: appended args reach it
+  NoLaunchLine,            // neither command nor args
+  ArgsWithoutCommand,      // args only: the image ENTRYPOINT is invisible
+  LauncherWithoutProgram,  // e.g. `tini --` with nothing after it, or `env -S ""`
+  ShellCommandString,      // sh -c / bash -lc …: an appended flag becomes $0
+  HiddenCommandLine,       // env -S "…" / --split-string: the launcher splits it itself
+  Script,                  // a program or script operand ending in .sh
+  Unrecognised,            // a program that is neither a launcher nor the engine
+  OtherEngine,             // the entry point of the other engine
 };
 
 struct LaunchAnalysis {

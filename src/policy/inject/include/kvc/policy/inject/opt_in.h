@@ -27,6 +27,7 @@ struct NotOptedIn {};
 
 // NotOptedIn unless the label is exactly "true"; otherwise the request or the first refusal.
 // `metadata` is the Pod's (or pod template's) metadata object.
-std::variant<NotOptedIn, OptIn, Refusal> readOptIn(const Json& metadata, std::string_view namespace_name);
+std::variant<NotOptedIn, OptIn, Refusal> readOptIn(const Json& metadata,
+                                                   std::string_view namespace_name);
 
 }  // namespace kvc::policy

@@ -30,10 +30,10 @@ struct EnvVar {
 };
 
 struct ClientRender {
-  std::string_view vehicle;                  // "file" | "environment"
-  std::vector<EnvVar> env;                   // the Binding's answer: one entry per name
-  std::vector<EnvVar> env_defaults;          // written only where the container does not set them
-  std::vector<std::string> args;             // appended after the container's own args
+  std::string_view vehicle;          // "file" | "environment"
+  std::vector<EnvVar> env;           // the Binding's answer: one entry per name
+  std::vector<EnvVar> env_defaults;  // written only where the container does not set them
+  std::vector<std::string> args;     // appended after the container's own args
   // The file vehicle (vLLM family; all three absent on SGLang): the JSON the Pod carries as the
   // kvcache.gpustack.ai/client-config annotation, the Pod's downwardAPI volume projecting that
   // annotation as mooncake.json, and the container's read-only mount of it.

@@ -19,7 +19,7 @@
 namespace kvc::policy {
 
 struct Resolution {
-  std::string binding;        // the Binding's name
+  std::string binding;  // the Binding's name
   std::string pool;
   std::string backend;
   std::string master_address;    // the pool's status.clientEndpoint
@@ -32,8 +32,8 @@ struct Resolution {
 // caller reports as an infrastructure failure and never as "does not exist".
 using ResolveOutcome = std::variant<Resolution, Refusal, Status>;
 
-ResolveOutcome resolveBinding(std::string_view namespace_name, std::string_view binding_name, Engine engine,
-                              const ClusterView& cluster);
+ResolveOutcome resolveBinding(std::string_view namespace_name, std::string_view binding_name,
+                              Engine engine, const ClusterView& cluster);
 
 // The transport rule of §7.2 step 10, shared with ModelDeployment admission (a new binding is
 // checked with it, since that path does not go through Pod injection): the protocol `engine` is

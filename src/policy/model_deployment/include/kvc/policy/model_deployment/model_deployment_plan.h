@@ -59,8 +59,8 @@ struct WorkloadApply {
 };
 
 struct ModelDeploymentObservation {
-  std::string now;                   // RFC 3339
-  api::ModelDeployment deployment;   // as cached
+  std::string now;                  // RFC 3339
+  api::ModelDeployment deployment;  // as cached
   api::Settings settings;
   // With spec.kvCache: the Binding it names (nullopt: not found), and — with the Binding found
   // and an engine — what resolveBinding answered: a Resolution or a Refusal.

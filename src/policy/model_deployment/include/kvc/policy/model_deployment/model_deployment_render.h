@@ -107,8 +107,8 @@ struct RenderedRole {
   std::string name;  // roles[].name
   std::string kind;  // roles[].kind
   Json deployment;
-  bool unmanaged = false;  // roles[].command took the role over
-  bool attached = false;   // a connector was rendered
+  bool unmanaged = false;                  // roles[].command took the role over
+  bool attached = false;                   // a connector was rendered
   std::optional<ClientRender> attachment;  // what the shared renderer returned, when attached
   std::vector<std::string> warnings;       // a request that renders nothing, said out loud
 };

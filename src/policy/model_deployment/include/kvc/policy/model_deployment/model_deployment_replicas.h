@@ -62,8 +62,8 @@ struct RuntimeSkew {
 // RuntimeVersionSkew over the Pods of one deployment; `current_hashes` maps each role to its
 // live Deployment's template Pod-spec hash (a role missing there has no current Pods). nullopt
 // while all the judged replicas run one build (or fewer than two are judged).
-std::optional<RuntimeSkew> runtimeVersionSkew(std::string_view deployment,
-                                              const std::vector<Json>& pods,
-                                              const std::map<std::string, std::string>& current_hashes);
+std::optional<RuntimeSkew> runtimeVersionSkew(
+    std::string_view deployment, const std::vector<Json>& pods,
+    const std::map<std::string, std::string>& current_hashes);
 
 }  // namespace kvc::policy

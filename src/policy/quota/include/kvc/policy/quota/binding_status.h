@@ -36,8 +36,8 @@ struct BindingFacts {
 
 // The whole status; conditions set with setConditions at `generation` and `now`.
 api::KVCachePoolBinding::Status bindingStatus(const BindingFacts& facts,
-                                              const MasterReading& reading,
-                                              std::int64_t generation, std::string_view now);
+                                              const MasterReading& reading, std::int64_t generation,
+                                              std::string_view now);
 
 // True when a deleting Binding may lose its finalizer: nothing holds it, the admission window
 // has passed, and its ledger entry is gone (or was never owed).

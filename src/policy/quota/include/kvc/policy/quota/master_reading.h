@@ -48,7 +48,8 @@ struct MasterReading {
 
   bool scraped = false;  // /metrics read and parsed
   std::string scrape_error;
-  std::optional<std::int64_t> allocatable_bytes;     // mooncake_tenant_quota_allocatable_capacity_bytes
+  std::optional<std::int64_t>
+      allocatable_bytes;  // mooncake_tenant_quota_allocatable_capacity_bytes
   std::optional<std::int64_t> total_capacity_bytes;  // master_total_capacity_bytes
   std::map<std::string, TenantFigures> tenant_figures;
   // The occupancy figure counts uncommitted writes (0.3.13's charged bytes).

@@ -80,8 +80,8 @@ struct BindingHold {
 
 // What the pass's ledger stage did (set once the controller carried it out).
 struct LedgerWrites {
-  std::vector<std::string> written;     // domains PUT or removed, in the plan's order; may be none
-  std::vector<ObservedTenant> before;   // the ledger before the writes
+  std::vector<std::string> written;    // domains PUT or removed, in the plan's order; may be none
+  std::vector<ObservedTenant> before;  // the ledger before the writes
 };
 
 struct PoolObservation {

@@ -77,10 +77,10 @@ struct BackendStatusPlan {
 // ---- external --------------------------------------------------------------------------------
 
 struct ExternalBackendObservation {
-  std::string now;               // RFC 3339
-  api::KVCacheBackend backend;   // as cached
-  std::set<std::string> gone;    // the pools of usedBy definitely gone (a live NotFound)
-  BackendReading reading;        // the master, through the spec's Admin endpoint
+  std::string now;              // RFC 3339
+  api::KVCacheBackend backend;  // as cached
+  std::set<std::string> gone;   // the pools of usedBy definitely gone (a live NotFound)
+  BackendReading reading;       // the master, through the spec's Admin endpoint
   // Set once the status was written: the pools it names (none when the backend went meanwhile).
   std::optional<std::vector<std::string>> written_consumers;
 };

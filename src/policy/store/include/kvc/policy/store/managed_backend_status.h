@@ -68,7 +68,7 @@ struct MemberGroupObservation {
 };
 
 struct ManagedBackendFacts {
-  BackendFacts backend;  // spec, metadata, the status as last written; live consumers
+  BackendFacts backend;        // spec, metadata, the status as last written; live consumers
   std::string namespace_name;  // where the store runs: the operator's namespace
   // Why no image resolves (spec.image and the Setting both empty); nullopt when one does.
   std::optional<std::string> image_error;
@@ -82,7 +82,8 @@ struct ManagedBackendFacts {
 
 // The two endpoints of a managed backend: Client `<b>-leader.<ns>.svc:50051` and Admin
 // `<b>-leader.<ns>.svc:9003`.
-std::vector<api::Endpoint> managedEndpoints(std::string_view backend, std::string_view namespace_name);
+std::vector<api::Endpoint> managedEndpoints(std::string_view backend,
+                                            std::string_view namespace_name);
 
 api::KVCacheBackend::Status managedBackendStatus(const ManagedBackendFacts& facts,
                                                  const BackendReading& reading,

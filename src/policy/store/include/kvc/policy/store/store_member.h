@@ -1,13 +1,14 @@
 #pragma once
-// One member DaemonSet per group of a managed KVCacheBackend (contract §3.5, §3.7): `<b>-member-<i>`,
-// `OnDelete`, its template stamped with kvcache.gpustack.ai/pod-spec-hash so the controller can
-// delete the Pods whose hash differs.
+// One member DaemonSet per group of a managed KVCacheBackend (contract §3.5, §3.7):
+// `<b>-member-<i>`, `OnDelete`, its template stamped with kvcache.gpustack.ai/pod-spec-hash so the
+// controller can delete the Pods whose hash differs.
 //
 // Design choice (DESIGN.md §2): the container runs `kvcache store member`, which starts
 // `mc_store_rest_server` with the arguments after `--`, resolves `k8s://<ns>/<b>-leader` (Lease
 // addressing) to the holder's address, and restarts the member on a failover; the tier's init
 // container runs `kvcache store survey` through `sh -c` (the seed: "the survey runs `sh -c`, so
-// the member image needs a shell"), the path single-quoted. The env is the contract's, in its order.
+// the member image needs a shell"), the path single-quoted. The env is the contract's, in its
+// order.
 
 #include <string>
 

@@ -17,7 +17,6 @@ namespace kvc::policy {
 // `live_leader` is the leader Deployment as the cache holds it (null when absent), for the
 // two-step rise of leaderReplicasNow.
 Result<std::vector<RenderedObject>> renderStore(const api::KVCacheBackend& backend,
-                                                const StoreInputs& inputs,
-                                                const Json& live_leader);
+                                                const StoreInputs& inputs, const Json& live_leader);
 
 }  // namespace kvc::policy

@@ -31,12 +31,12 @@ inline constexpr std::string_view kUnelectedServiceAccount = "default";
 
 // What the renderers need besides the backend.
 struct StoreInputs {
-  std::string namespace_name;   // where the store runs: the operator's namespace
-  std::string settings_image;   // the Setting kv-cache-backend-image ("" when cleared)
+  std::string namespace_name;  // where the store runs: the operator's namespace
+  std::string settings_image;  // the Setting kv-cache-backend-image ("" when cleared)
 };
 
-std::string leaderName(std::string_view backend);                 // <b>-leader
-std::string memberName(std::string_view backend);                 // <b>-member (RBAC)
+std::string leaderName(std::string_view backend);                  // <b>-leader
+std::string memberName(std::string_view backend);                  // <b>-member (RBAC)
 std::string memberGroupName(std::string_view backend, int group);  // <b>-member-<i>
 std::string leaderComponent();                                     // "leader"
 std::string memberComponent(int group);                            // "member-<i>"
