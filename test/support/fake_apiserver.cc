@@ -627,4 +627,25 @@ void FakeResourceServer::watch(const FakeRequest& request, ResponseWriter& out) 
   }
 }
 
+FakeHandler serveObjects(std::map<std::string, Json> objects_by_path) {
+  return [objects = std::move(objects_by_path)](const FakeRequest& r, ResponseWriter& out) {
+    auto it = objects.find(r.path);
+    if (it == objects.end()) {
+      out.respond(404, statusBody(404, "NotFound", r.path + " not found"));
+      return;
+    }
+    out.respond(200, it->second.dump());
+  };
+}
+
+FakeHandler answerWith(int code, std::string body) {
+  return [code, body = std::move(body)](const FakeRequest&, ResponseWriter& out) {
+    out.respond(code, body);
+  };
+}
+
+FakeHandler answerStatus(int code, std::string_view reason, std::string_view message) {
+  return answerWith(code, statusBody(code, reason, message));
+}
+
 }  // namespace kvc::testing

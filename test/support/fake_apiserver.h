@@ -165,4 +165,12 @@ private:
 // A Status body as the API server writes it.
 std::string statusBody(int code, std::string_view reason, std::string_view message);
 
+// Handlers for FakeApiServer::setHandler.
+// Answers a request for a path it holds with that object, any other path with a 404 Status.
+FakeHandler serveObjects(std::map<std::string, Json> objects_by_path);
+// Answers every request with `body` and HTTP `code`.
+FakeHandler answerWith(int code, std::string body);
+// Answers every request with a Status of `code` (a 409, a 500, a 403 ...).
+FakeHandler answerStatus(int code, std::string_view reason, std::string_view message);
+
 }  // namespace kvc::testing

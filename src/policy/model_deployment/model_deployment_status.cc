@@ -31,10 +31,6 @@ std::optional<std::int64_t> integerAt(const Json& object, const char* pointer) {
   return value.get<std::int64_t>();
 }
 
-std::string plural(std::int64_t n, std::string_view noun) {
-  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
-}
-
 // Everything the conditions are decided from, looked up once.
 struct View {
   const ModelDeploymentFacts& facts;

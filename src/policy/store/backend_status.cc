@@ -17,11 +17,6 @@ namespace bc = api::backend;
 using api::Condition;
 using api::makeCondition;
 
-// "1 write", "3 writes".
-std::string countOf(std::int64_t n, std::string_view noun) {
-  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
-}
-
 // The external backend's LeaderAvailable: its master, read through the spec's Admin endpoint.
 Condition leaderAvailable(const BackendReading& reading) {
   if (reading.admin_address.empty()) {
@@ -145,7 +140,7 @@ Condition poolWrites(const BackendReading& reading) {
   if (reading.put_end_total && *reading.put_end_total > 0) {
     return makeCondition(
         bc::kPoolWrites, api::kConditionTrue, bc::kReasonWriteObserved,
-        "the master completed " + countOf(*reading.put_end_total, "write") + " since it started");
+        "the master completed " + plural(*reading.put_end_total, "write") + " since it started");
   }
   if (reading.listing == BackendReading::Listing::NotServed) {
     return unknown(bc::kReasonSegmentListingNotServed,
@@ -174,14 +169,14 @@ Condition poolWrites(const BackendReading& reading) {
   }
   if (*reading.put_revoke_total > 0) {
     return makeCondition(bc::kPoolWrites, api::kConditionFalse, bc::kReasonWritesRevoked,
-                         countOf(*reading.put_start_total, "write") + " started and " +
+                         plural(*reading.put_start_total, "write") + " started and " +
                              std::to_string(*reading.put_revoke_total) +
                              " were revoked while every member reports zero allocation: writes "
                              "do not land. Check the members' transport and the clients' "
                              "version");
   }
   return unknown(bc::kReasonWriteIncomplete,
-                 countOf(*reading.put_start_total, "write") + " started and none completed yet");
+                 plural(*reading.put_start_total, "write") + " started and none completed yet");
 }
 
 Condition deletable(const BackendFacts& facts) {

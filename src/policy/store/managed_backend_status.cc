@@ -59,10 +59,6 @@ std::int64_t desiredLeaderReplicas(const api::KVCacheBackend& backend) {
   return electing(backend) ? backend.spec.leader.replicas : 1;
 }
 
-std::string plural(std::int64_t n, std::string_view noun) {
-  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
-}
-
 Condition leaderAvailable(const ManagedBackendFacts& facts, const BackendReading& reading) {
   if (reading.admin_address.empty()) {
     return makeCondition(bc::kLeaderAvailable, api::kConditionFalse, bc::kReasonNoAdminEndpoint,

@@ -6,6 +6,7 @@
 #include "kvc/api/backend_conditions.h"
 #include "kvc/api/labels.h"
 #include "kvc/api/message.h"
+#include "kvc/policy/base/text.h"
 #include "kvc/policy/store/tier_cleanup.h"
 
 namespace kvc::policy {
@@ -19,10 +20,6 @@ constexpr std::string_view kComponentLabel = "app.kubernetes.io/component";
 std::string describe(const Json& object) {
   return object.value("kind", std::string()) + " " + stringAt(object, {"metadata", "namespace"}) +
          "/" + stringAt(object, {"metadata", "name"});
-}
-
-std::string plural(std::size_t n, std::string_view noun) {
-  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
 }
 
 // KVCacheWorkloadNotTerminated for a Deployment or DaemonSet whose Pods are still on nodes
@@ -64,7 +61,7 @@ std::string planWorkloads(const TeardownObservation& seen, TeardownPlan& plan) {
     }
   }
   return "deleting the store's workloads: " + api::nameList(names) + " (" +
-         plural(seen.store_pods.size(), "store Pod") + " left)";
+         plural(static_cast<std::int64_t>(seen.store_pods.size()), "store Pod") + " left)";
 }
 
 // The other backend whose tier lies on `node` at a path overlapping `path` ("" when none).
@@ -176,7 +173,9 @@ TeardownPlan planTeardown(const TeardownObservation& seen) {
   if (running > 0) {
     // The Node Events wait until every cleanup Pod has ended.
     plan.node_events.clear();
-    planStatus(seen, "emptying the disk tier (" + plural(running, "cleanup Pod") + " running)",
+    planStatus(seen,
+               "emptying the disk tier (" +
+                   plural(static_cast<std::int64_t>(running), "cleanup Pod") + " running)",
                plan);
     return plan;
   }

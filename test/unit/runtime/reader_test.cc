@@ -53,12 +53,10 @@ protected:
 
   // The server answers every request with `status` and `body`.
   void answer(int status, std::string body) {
-    server_.setHandler([status, body = std::move(body)](const FakeRequest&, ResponseWriter& out) {
-      out.respond(status, body);
-    });
+    server_.setHandler(kvc::testing::answerWith(status, std::move(body)));
   }
   void answerStatus(int code, std::string_view reason, std::string_view message) {
-    answer(code, kvc::testing::statusBody(code, reason, message));
+    server_.setHandler(kvc::testing::answerStatus(code, reason, message));
   }
 
   // The server answers only once the test opens the gate.

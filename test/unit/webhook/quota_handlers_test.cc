@@ -88,18 +88,10 @@ protected:
 
   // The server answers GETs of a path it holds with its object, everything else 404.
   void serve(std::map<std::string, Json> objects) {
-    server_.setHandler([objects = std::move(objects)](const FakeRequest& r, ResponseWriter& out) {
-      auto it = objects.find(r.path);
-      if (it == objects.end()) {
-        out.respond(404, kvc::testing::statusBody(404, "NotFound", r.path + " not found"));
-        return;
-      }
-      out.respond(200, it->second.dump());
-    });
+    server_.setHandler(kvc::testing::serveObjects(std::move(objects)));
   }
   void answerStatus(int code, std::string_view reason, std::string_view message) {
-    server_.setHandler([body = kvc::testing::statusBody(code, reason, message), code](
-                           const FakeRequest&, ResponseWriter& out) { out.respond(code, body); });
+    server_.setHandler(kvc::testing::answerStatus(code, reason, message));
   }
   void holdAnswers() {
     server_.setHandler([this](const FakeRequest&, ResponseWriter& out) {

@@ -40,4 +40,9 @@ inline std::string bytesText(std::int64_t bytes) {
                                      : si + " (" + std::to_string(bytes) + " bytes)";
 }
 
+// "1 write", "3 writes": a count with its noun, plural but for one.
+inline std::string plural(std::int64_t n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
+}
+
 }  // namespace kvc::policy
