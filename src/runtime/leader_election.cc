@@ -327,7 +327,6 @@ bool LeaderElector::tryAcquireOrRenew() {
       observed_record_ = old;
       observed_time_ = clock_.now();
       have_observed_ = true;
-      ++observe_generation_;
     }
     const bool valid =
         observed_time_ + std::chrono::seconds(old.lease_duration_seconds) > clock_.now();
@@ -401,25 +400,33 @@ void LeaderElector::maybeReportTransition() {
 
 void LeaderElector::observe(const LeaderElectionRecord& record) {
   std::lock_guard<std::mutex> guard(mutex_);
+  if (watched_record_ && *watched_record_ == record) {
+    return;  // a watch started again re-sends the Lease as it is
+  }
+  watched_record_ = record;
+  ++watch_generation_;
   if (!have_observed_ || !(observed_record_ == record)) {
     observed_record_ = record;
     observed_time_ = clock_.now();
     have_observed_ = true;
-    ++observe_generation_;
-    observe_cv_.notify_all();
   }
+  observe_cv_.notify_all();
 }
 
 Clock::TimePoint LeaderElector::nextTryLocked(Clock::TimePoint last_try,
-                                              std::uint64_t tried_generation,
+                                              std::uint64_t watched_before_try,
                                               Clock::TimePoint next_try) const {
-  if (!have_observed_) {
-    return next_try;
+  // The watch saw the Lease released after the last try began: try now. Its event may have
+  // landed while that try was reading a holder that was still there, so what the try itself
+  // read says nothing about it.
+  if (watch_generation_ != watched_before_try && watched_record_ &&
+      watched_record_->holder_identity.empty()) {
+    return last_try;
   }
-  if (observed_record_.holder_identity.empty()) {
-    // Released (or never held) as seen since the last try: try now. Otherwise the last try
-    // already saw it free and failed (an API error): wait for the jittered retry, never spin.
-    return observe_generation_ != tried_generation ? last_try : next_try;
+  if (!have_observed_ || observed_record_.holder_identity.empty()) {
+    // Never read, or the last try read it free and still failed (an API error): wait for the
+    // jittered retry, never spin.
+    return next_try;
   }
   // Try right at the expiry when it comes before the next jittered try (and after the last).
   const Clock::TimePoint expiry = observed_time_ +
@@ -447,9 +454,11 @@ bool LeaderElector::acquire(std::stop_token stop) {
     });
   }
   while (!stop.stop_requested()) {
+    std::uint64_t watched_before_try = 0;
     {
       std::lock_guard<std::mutex> guard(mutex_);
       attempt_deadline_ = clock_.now() + config_.renew_deadline;
+      watched_before_try = watch_generation_;
     }
     const Clock::TimePoint last_try = clock_.now();
     const bool acquired = tryAcquireOrRenew();
@@ -462,15 +471,14 @@ bool LeaderElector::acquire(std::stop_token stop) {
     const Clock::TimePoint next_try =
         clock_.now() + jitter(config_.retry_period, kJitterFactor, config_.random);
     std::unique_lock<std::mutex> lock(mutex_);
-    const std::uint64_t tried_generation = observe_generation_;
     while (!stop.stop_requested()) {
-      const Clock::TimePoint wake = nextTryLocked(last_try, tried_generation, next_try);
+      const Clock::TimePoint wake = nextTryLocked(last_try, watched_before_try, next_try);
       if (clock_.now() >= wake) {
         break;
       }
-      const std::uint64_t generation = observe_generation_;
+      const std::uint64_t generation = watch_generation_;
       clock_.waitUntil(observe_cv_, lock, stop, wake,
-                       [&] { return observe_generation_ != generation; });
+                       [&] { return watch_generation_ != generation; });
     }
   }
   return false;

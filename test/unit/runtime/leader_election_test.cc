@@ -9,6 +9,7 @@
 #include <memory>
 #include <stop_token>
 #include <thread>
+#include <utility>
 
 namespace kvc::runtime {
 namespace {
@@ -33,12 +34,19 @@ public:
       : lease_(std::move(lease)), identity_(std::move(identity)) {}
 
   Result<std::optional<LeaderElectionRecord>> get(milliseconds) override {
-    std::lock_guard<std::mutex> guard(lease_->mutex);
-    if (lease_->fail) {
-      return unavailable("connection refused");
+    std::optional<LeaderElectionRecord> record;
+    {
+      std::lock_guard<std::mutex> guard(lease_->mutex);
+      if (lease_->fail) {
+        return unavailable("connection refused");
+      }
+      read_version_ = lease_->version;
+      record = lease_->record;
     }
-    read_version_ = lease_->version;
-    return lease_->record;
+    if (auto hook = std::exchange(after_first_read_, nullptr)) {
+      hook();  // the Lease changes after the read and before the caller sees it
+    }
+    return record;
   }
   Status create(const LeaderElectionRecord& record, milliseconds) override {
     std::lock_guard<std::mutex> guard(lease_->mutex);
@@ -81,6 +89,7 @@ public:
         const auto record = lease_->record;
         lock.unlock();
         on_change(record);
+        delivered_version_ = seen;
         lock.lock();
         continue;
       }
@@ -89,6 +98,10 @@ public:
     return okStatus();
   }
   void setWatchable(bool w) { watchable_ = w; }
+  // Runs once, right after the next read returns from the shared Lease.
+  void setAfterFirstRead(std::function<void()> hook) { after_first_read_ = std::move(hook); }
+  // The version of the Lease the watch has delivered (and the elector has observed).
+  std::int64_t deliveredVersion() const { return delivered_version_; }
   const std::string& identity() const override { return identity_; }
   std::string describe() const override { return "test/lease"; }
 
@@ -97,6 +110,8 @@ private:
   std::string identity_;
   std::int64_t read_version_ = -1;
   bool watchable_ = false;
+  std::function<void()> after_first_read_;
+  std::atomic<std::int64_t> delivered_version_{-1};
 };
 
 LeaderElectionConfig configFor(std::shared_ptr<SharedLease> lease, const std::string& id) {
@@ -321,11 +336,16 @@ TEST(LeaderElectorTest, RunGivesUpLeadershipWhenRenewalsFailPastTheDeadline) {
 // Candidate "b" campaigning on its own thread until stop() or destruction.
 class RunningStandby {
 public:
+  // `after_first_read` runs inside b's first read of the Lease (given its lock).
   RunningStandby(const std::shared_ptr<SharedLease>& lease, const Clock& clock, bool watch,
-                 double jitter) {
+                 double jitter, std::function<void(const MemoryLock&)> after_first_read = {}) {
     auto config = configFor(lease, "b");
     auto lock = std::make_shared<MemoryLock>(lease, "b");
     lock->setWatchable(watch);
+    if (after_first_read) {
+      lock->setAfterFirstRead(
+          [lock = lock.get(), hook = std::move(after_first_read)] { hook(*lock); });
+    }
     config.lock = lock;
     config.random = [jitter] { return jitter; };
     config.callbacks.on_started_leading = [this] { elected_ = true; };
@@ -414,6 +434,33 @@ TEST(LeaderElectorTest, AWatchingStandbyTakesAReleasedLeaseAtOnce) {
   b.stop();
   EXPECT_EQ(lease->record->holder_identity, "");  // b took it, then released it on stop
   EXPECT_EQ(lease->record->leader_transitions, 1);
+}
+
+// The release lands while b's try is reading the Lease (the read still shows "a"), and b's
+// watch reports it before that try is over: the watch's news must not be overwritten by the
+// try's older read, and b takes the Lease without waiting for its jittered retry.
+TEST(LeaderElectorTest, AReleaseTheWatchSeesDuringATryIsTakenAtOnce) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto leader = elector(lease, "a", clock);
+  ASSERT_TRUE(leader->tryAcquireOrRenew());
+  RunningStandby b(lease, clock, /*watch=*/true, /*jitter=*/0.0, [&](const MemoryLock& lock) {
+    EXPECT_TRUE(leader->release());
+    std::int64_t released = 0;
+    {
+      std::lock_guard<std::mutex> guard(lease->mutex);
+      released = lease->version;
+    }
+    while (lock.deliveredVersion() < released) {
+      std::this_thread::yield();
+    }
+  });
+  // No clock movement at all: only the watch's news can make b try again.
+  const auto deadline = std::chrono::steady_clock::now() + seconds(5);
+  while (!b.elected() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  EXPECT_TRUE(b.elected());
 }
 
 }  // namespace

@@ -176,9 +176,10 @@ private:
   std::chrono::milliseconds callTimeout() const;
   // Records a record seen by the watch (same rule as a read: the time is when it changed).
   void observe(const LeaderElectionRecord& record);
-  // When the next try should happen: the jittered `next_try`, or earlier when what was
-  // observed since `last_try` says the Lease is free or about to expire (under mutex_).
-  Clock::TimePoint nextTryLocked(Clock::TimePoint last_try, std::uint64_t tried_generation,
+  // When the next try should happen: the jittered `next_try`, or earlier when the watch saw
+  // the Lease released since the try began (`watched_before_try`: watch_generation_ then) or
+  // what was observed says it is about to expire (under mutex_).
+  Clock::TimePoint nextTryLocked(Clock::TimePoint last_try, std::uint64_t watched_before_try,
                                  Clock::TimePoint next_try) const;
 
   LeaderElectionConfig config_;
@@ -189,7 +190,10 @@ private:
   Clock::TimePoint observed_time_{};
   bool have_observed_ = false;
   std::string reported_leader_;
-  std::uint64_t observe_generation_ = 0;
+  // What the watch last delivered, and how many changes it has delivered: a try's own read
+  // may be older than a watch event that arrived meanwhile, so the two are kept apart.
+  std::optional<LeaderElectionRecord> watched_record_;
+  std::uint64_t watch_generation_ = 0;
   std::condition_variable_any observe_cv_;
   // Deadline for the API calls of the attempt in progress (renew rounds shorten it).
   Clock::TimePoint attempt_deadline_ = Clock::TimePoint::max();
