@@ -121,9 +121,8 @@ std::optional<Condition> listingProblem(const BackendReading& reading) {
 }
 
 Condition mounted(std::size_t listed) {
-  return makeCondition(
-      bc::kMembersMounted, api::kConditionTrue, bc::kReasonMounted,
-      "the master lists " + std::to_string(listed) + " segment" + (listed == 1 ? "" : "s"));
+  return makeCondition(bc::kMembersMounted, api::kConditionTrue, bc::kReasonMounted,
+                       "the master lists " + plural(static_cast<std::int64_t>(listed), "segment"));
 }
 
 Condition poolWrites(const BackendReading& reading) {

@@ -71,9 +71,7 @@ TEST_F(StatusWriterTest, AChangeIsPutThroughTheStatusSubresourceWithTheVersionRe
 }
 
 TEST_F(StatusWriterTest, AConflictIsAbortedAndWritesNothing) {
-  server_.setHandler([](const FakeRequest&, ResponseWriter& out) {
-    out.respond(409, kvc::testing::statusBody(409, "Conflict", "the object has been modified"));
-  });
+  server_.setHandler(kvc::testing::answerStatus(409, "Conflict", "the object has been modified"));
   auto written = writer_.write(pool("7", Json::object()), Json::parse(R"({"phase":"Ready"})"));
   EXPECT_THAT(written.status(), StatusIs(StatusCode::Aborted));
 }
@@ -115,9 +113,7 @@ TEST_F(StatusWriterTest, UpdateRereadsTheCacheAfterAConflictAndKeepsTheOtherWrit
 }
 
 TEST_F(StatusWriterTest, ADeletedObjectIsGone) {
-  server_.setHandler([](const FakeRequest&, ResponseWriter& out) {
-    out.respond(404, kvc::testing::statusBody(404, "NotFound", "not found"));
-  });
+  server_.setHandler(kvc::testing::answerStatus(404, "NotFound", "not found"));
   auto written = writer_.write(pool("7", Json::object()), Json::parse(R"({"phase":"Ready"})"));
   ASSERT_TRUE(written.ok());
   EXPECT_EQ(written->outcome, StatusWriteOutcome::Gone);
