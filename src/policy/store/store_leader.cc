@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "kvc/policy/quota/tenant_quota_policy.h"
+#include "kvc/policy/store/pod_hardening.h"
 
 namespace kvc::policy {
 namespace {
@@ -42,6 +43,7 @@ Json seedPolicyContainer(const std::string& image, const std::string& pull_polic
             {{"name", "POLICY_FILE"}, {"value", file}},
             {{"name", "POLICY_EMPTY"}, {"value", "version: 1\ntenants: []"}}}},
           {"terminationMessagePolicy", "FallbackToLogsOnError"},
+          {"securityContext", restrictedContainerSecurityContext()},
           {"volumeMounts",
            {{{"name", "tenant-quota-policy"}, {"mountPath", std::string(kPolicyMountDir)}},
             {{"name", "tenant-quota-policy-seed"},
@@ -156,12 +158,13 @@ Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInp
         {"periodSeconds", 10},
         {"failureThreshold", 6}}},
       {"terminationMessagePolicy", "FallbackToLogsOnError"},
+      {"securityContext", restrictedContainerSecurityContext()},
   };
   if (!env.empty()) {
     container["env"] = std::move(env);
   }
 
-  Json pod_spec = {{"containers", Json::array()}};
+  Json pod_spec = {{"securityContext", leaderPodSecurityContext()}, {"containers", Json::array()}};
   if (elect) {
     pod_spec["serviceAccountName"] = leaderName(b);
     pod_spec["automountServiceAccountToken"] = true;

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <set>
 
 #include "kvc/common/quantity.h"
 #include "kvc/policy/base/digest.h"
+#include "kvc/policy/store/pod_hardening.h"
 
 namespace kvc::policy {
 namespace {
@@ -58,33 +58,6 @@ void tierEnv(Json& env, const api::LocalDisk& disk) {
     env.push_back(plain("MOONCAKE_OFFLOAD_DISK_EVICTION_LOW_WATERMARK_RATIO",
                         twoDecimals(*disk.watermark_low)));
   }
-}
-
-// The declared context over the derived one: the declared fields win, nil ones are filled from
-// the derived, and capabilities.add is the sorted union.
-Json mergedSecurityContext(const Json& declared, const Json& derived) {
-  if (declared.is_null()) {
-    return derived;
-  }
-  Json out = declared;
-  for (auto it = derived.begin(); it != derived.end(); ++it) {
-    if (!out.contains(it.key()) || out[it.key()].is_null()) {
-      out[it.key()] = it.value();
-    }
-  }
-  std::set<std::string> add;
-  for (const Json* from : {&declared, &derived}) {
-    const Json caps = from->value(Json::json_pointer("/capabilities/add"), Json::array());
-    for (const Json& cap : caps) {
-      if (cap.is_string()) {
-        add.insert(cap.get<std::string>());
-      }
-    }
-  }
-  if (!add.empty()) {
-    out["capabilities"]["add"] = Json(std::vector<std::string>(add.begin(), add.end()));
-  }
-  return out;
 }
 
 // 'text' for sh, each ' written as '\''.
@@ -216,7 +189,7 @@ Json memberSecurityContext(const api::MemberGroup& g, const MemberSettings& m) {
   if (m.host_fabric) {
     derived_security["capabilities"] = {{"add", {"IPC_LOCK", "SYS_RESOURCE"}}};
   }
-  return mergedSecurityContext(g.security_context, derived_security);
+  return hardenedContainerSecurityContext(g.security_context, derived_security);
 }
 
 std::string hostPathVolumeName(std::size_t k) { return "host-path-" + std::to_string(k); }
@@ -289,7 +262,8 @@ Json memberContainer(const api::KVCacheBackend& backend, const api::MemberGroup&
 }
 
 // The disk tier's init container: surveys the tier's directory before the member mounts it.
-Json localDiskSurvey(const api::LocalDisk& disk, const MemberSettings& m) {
+// It runs as the member does (it checks that the member's user can write the directory).
+Json localDiskSurvey(const api::LocalDisk& disk, const Json& declared, const MemberSettings& m) {
   return {{"name", "local-disk-survey"},
           {"image", m.image},
           {"imagePullPolicy", m.pull_policy},
@@ -297,6 +271,7 @@ Json localDiskSurvey(const api::LocalDisk& disk, const MemberSettings& m) {
           {"command", {"sh", "-c"}},
           {"args", {"exec kvcache store survey --path " + shellQuote(disk.path)}},
           {"terminationMessagePolicy", "File"},
+          {"securityContext", hardenedContainerSecurityContext(declared, Json::object())},
           {"volumeMounts", {{{"name", "local-disk"}, {"mountPath", disk.path}}}}};
 }
 
@@ -323,8 +298,10 @@ Json memberPodSpec(const api::KVCacheBackend& backend, const api::MemberGroup& g
   if (g.runtime_class_name) {
     pod_spec["runtimeClassName"] = *g.runtime_class_name;
   }
+  pod_spec["securityContext"] = memberPodSecurityContext(g.security_context);
   if (g.local_disk) {
-    pod_spec["initContainers"] = Json::array({localDiskSurvey(*g.local_disk, m)});
+    pod_spec["initContainers"] =
+        Json::array({localDiskSurvey(*g.local_disk, g.security_context, m)});
   }
   pod_spec["containers"] = Json::array({memberContainer(backend, g, group, inputs, m)});
   if (Json volumes = memberVolumes(g); !volumes.empty()) {

@@ -2,6 +2,7 @@
 
 #include "kvc/policy/base/count_pair.h"
 #include "kvc/policy/base/digest.h"
+#include "kvc/policy/store/pod_hardening.h"
 
 namespace kvc::policy {
 namespace {
@@ -42,17 +43,18 @@ Result<Json> tierCleanupPod(const api::KVCacheBackend& backend, int group, std::
   // Pod names are DNS subdomains; the node's name is hashed so any node name fits.
   const std::string name = backend.metadata.name + "-" + tierCleanupComponent(group) + "-" +
                            sha256Hex(node).substr(0, 10);
-  Json container = {{"name", "clean"},
-                    {"image", image},
-                    {"imagePullPolicy", pullPolicyFor(backend, image)},
-                    {"command", {"kvcache", "store", "clean", "--path", path}},
-                    {"terminationMessagePolicy", "File"},
-                    {"volumeMounts", {{{"name", "local-disk"}, {"mountPath", path}}}}};
-  if (spec.security_context.is_object()) {
-    container["securityContext"] = spec.security_context;
-  }
+  Json container = {
+      {"name", "clean"},
+      {"image", image},
+      {"imagePullPolicy", pullPolicyFor(backend, image)},
+      {"command", {"kvcache", "store", "clean", "--path", path}},
+      {"terminationMessagePolicy", "File"},
+      // As the member's user: the files to remove are the member's.
+      {"securityContext", hardenedContainerSecurityContext(spec.security_context, Json::object())},
+      {"volumeMounts", {{{"name", "local-disk"}, {"mountPath", path}}}}};
   Json pod_spec = {
       {"nodeName", std::string(node)},
+      {"securityContext", memberPodSecurityContext(spec.security_context)},
       {"restartPolicy", "Never"},
       {"activeDeadlineSeconds", kTierCleanupDeadlineSeconds},
       {"automountServiceAccountToken", false},

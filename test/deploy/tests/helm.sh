@@ -26,7 +26,7 @@ kvc_assert_ok "helm lint passes" bash -c "'$helm' lint '$chart' 2>&1 | grep -v '
 kubectl kustomize "$root/deploy" >"$work/kustomize.yaml"
 kvc_assert_eq "helm template (defaults) renders the objects kubectl kustomize deploy renders" "" \
   "$(diff <(objects "$work/kustomize.yaml") <(objects "$work/helm.yaml") | head -40)"
-kvc_assert_eq "both render 16 objects" "16 16" \
+kvc_assert_eq "both render 18 objects" "18 18" \
   "$(grep -c '^kind:' "$work/kustomize.yaml") $(grep -c '^kind:' "$work/helm.yaml")"
 
 "$helm" template kvcache-operator "$chart" --include-crds --set certificates.mode=cert-manager \

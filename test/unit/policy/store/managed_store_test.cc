@@ -70,6 +70,11 @@ TEST(TierCleanup, OnePodPerNodeEmptiesTheTierAsTheMembersUser) {
   EXPECT_EQ(container["command"],
             Json::parse(R"(["kvcache", "store", "clean", "--path", "/var/lib/kvcache"])"));
   EXPECT_EQ(container["securityContext"]["runAsUser"], 1000);
+  // Hardened like the members: nothing it does needs a capability or a writable root.
+  EXPECT_EQ(container["securityContext"]["readOnlyRootFilesystem"], true);
+  EXPECT_EQ(container["securityContext"]["capabilities"]["drop"], Json::array({"ALL"}));
+  EXPECT_EQ((*pod)["spec"]["securityContext"]["runAsNonRoot"], true);
+  EXPECT_EQ((*pod)["spec"]["automountServiceAccountToken"], false);
   EXPECT_EQ((*pod)["spec"]["volumes"][0]["hostPath"]["type"], "Directory");
   // One name per node, whatever the node is called.
   auto other = tierCleanupPod(backend, 0, "real-node-1", {"gpustack-system", "store:1"});
