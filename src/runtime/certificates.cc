@@ -1,4 +1,4 @@
-#include "kvc/webhook/certificates.h"
+#include "kvc/runtime/certificates.h"
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>
@@ -9,7 +9,7 @@
 
 #include <memory>
 
-namespace kvc::webhook {
+namespace kvc::runtime {
 namespace {
 
 template <auto Free>
@@ -46,7 +46,7 @@ Result<KeyPtr> newKey() {
   return key;
 }
 
-std::chrono::seconds sinceEpoch(policy::SystemTime t) {
+std::chrono::seconds sinceEpoch(SystemTime t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch());
 }
 
@@ -65,8 +65,8 @@ bool addExtension(X509* cert, X509* issuer, int nid, const char* value) {
 
 // A certificate for `key`'s public half, named `common_name`, valid [now - 5 min, now + validity)
 // (the margin absorbs clock skew between replicas and the API server).
-Result<X509Ptr> newCertificate(EVP_PKEY* key, const std::string& common_name,
-                               policy::SystemTime now, std::chrono::seconds validity) {
+Result<X509Ptr> newCertificate(EVP_PKEY* key, const std::string& common_name, SystemTime now,
+                               std::chrono::seconds validity) {
   X509Ptr cert(X509_new());
   unsigned char serial[16];
   if (!cert || RAND_bytes(serial, sizeof serial) != 1) {
@@ -104,7 +104,7 @@ Result<KeyPair> toPem(X509* cert, EVP_PKEY* key) {
   return KeyPair{bioText(cert_bio.get()), bioText(key_bio.get())};
 }
 
-policy::SystemTime toTime(const ASN1_TIME* t) {
+SystemTime toTime(const ASN1_TIME* t) {
   struct tm tm = {};
   ASN1_TIME_to_tm(t, &tm);
   return std::chrono::system_clock::from_time_t(timegm(&tm));
@@ -123,9 +123,20 @@ std::vector<X509Ptr> readCertificates(const std::string& pem) {
   return out;
 }
 
+std::string subjectCommonName(X509* cert) {
+  X509_NAME* subject = X509_get_subject_name(cert);
+  const int at = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+  if (at < 0) {
+    return {};
+  }
+  const ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, at));
+  return {reinterpret_cast<const char*>(ASN1_STRING_get0_data(data)),
+          static_cast<std::size_t>(ASN1_STRING_length(data))};
+}
+
 }  // namespace
 
-Result<KeyPair> issueCa(const std::string& common_name, policy::SystemTime now,
+Result<KeyPair> issueCa(const std::string& common_name, SystemTime now,
                         std::chrono::seconds validity) {
   KVC_ASSIGN_OR_RETURN(KeyPtr key, newKey());
   KVC_ASSIGN_OR_RETURN(X509Ptr cert, newCertificate(key.get(), common_name, now, validity));
@@ -139,11 +150,12 @@ Result<KeyPair> issueCa(const std::string& common_name, policy::SystemTime now,
   return toPem(cert.get(), key.get());
 }
 
-Result<KeyPair> issueServing(const KeyPair& ca, const std::vector<std::string>& dns_names,
-                             policy::SystemTime now, std::chrono::seconds validity) {
-  if (dns_names.empty()) {
-    return invalidArgument("a serving certificate needs at least one DNS name");
-  }
+namespace {
+
+// A leaf certificate named `common_name`, signed by the first certificate of `ca`, with the
+// extended key usage `usage` and, when not empty, the subjectAltName `san`.
+Result<KeyPair> issueLeaf(const KeyPair& ca, const std::string& common_name, const char* usage,
+                          const std::string& san, SystemTime now, std::chrono::seconds validity) {
   std::vector<X509Ptr> ca_certs = readCertificates(ca.cert_pem);
   BioPtr ca_key_bio = readBio(ca.key_pem);
   KeyPtr ca_key(PEM_read_bio_PrivateKey(ca_key_bio.get(), nullptr, nullptr, nullptr));
@@ -152,34 +164,52 @@ Result<KeyPair> issueServing(const KeyPair& ca, const std::vector<std::string>& 
   }
   X509* issuer = ca_certs.front().get();
   KVC_ASSIGN_OR_RETURN(KeyPtr key, newKey());
-  KVC_ASSIGN_OR_RETURN(X509Ptr cert, newCertificate(key.get(), dns_names.front(), now, validity));
+  KVC_ASSIGN_OR_RETURN(X509Ptr cert, newCertificate(key.get(), common_name, now, validity));
   X509_set_issuer_name(cert.get(), X509_get_subject_name(issuer));
-  std::string san;
-  for (const std::string& name : dns_names) {
-    san += (san.empty() ? "DNS:" : ",DNS:") + name;
-  }
   if (!addExtension(cert.get(), issuer, NID_basic_constraints, "critical,CA:FALSE") ||
       !addExtension(cert.get(), issuer, NID_key_usage, "critical,digitalSignature") ||
-      !addExtension(cert.get(), issuer, NID_ext_key_usage, "serverAuth") ||
-      !addExtension(cert.get(), issuer, NID_subject_alt_name, san.c_str()) ||
+      !addExtension(cert.get(), issuer, NID_ext_key_usage, usage) ||
+      (!san.empty() && !addExtension(cert.get(), issuer, NID_subject_alt_name, san.c_str())) ||
       !addExtension(cert.get(), issuer, NID_authority_key_identifier, "keyid:always") ||
       X509_sign(cert.get(), ca_key.get(), EVP_sha256()) == 0) {
-    return opensslError("signing the serving certificate");
+    return opensslError(std::string("signing the ") + usage + " certificate");
   }
   return toPem(cert.get(), key.get());
 }
 
-Result<policy::CertificateFacts> inspectCertificate(const std::string& cert_pem,
-                                                    const std::string& key_pem,
-                                                    const std::string& ca_pem) {
+}  // namespace
+
+Result<KeyPair> issueServing(const KeyPair& ca, const std::vector<std::string>& dns_names,
+                             SystemTime now, std::chrono::seconds validity) {
+  if (dns_names.empty()) {
+    return invalidArgument("a serving certificate needs at least one DNS name");
+  }
+  std::string san;
+  for (const std::string& name : dns_names) {
+    san += (san.empty() ? "DNS:" : ",DNS:") + name;
+  }
+  return issueLeaf(ca, dns_names.front(), "serverAuth", san, now, validity);
+}
+
+Result<KeyPair> issueClient(const KeyPair& ca, const std::string& common_name, SystemTime now,
+                            std::chrono::seconds validity) {
+  if (common_name.empty()) {
+    return invalidArgument("a client certificate needs a common name");
+  }
+  return issueLeaf(ca, common_name, "clientAuth", "", now, validity);
+}
+
+Result<CertificateFacts> inspectCertificate(const std::string& cert_pem, const std::string& key_pem,
+                                            const std::string& ca_pem) {
   std::vector<X509Ptr> certs = readCertificates(cert_pem);
   if (certs.empty()) {
     return invalidArgument("no PEM certificate");
   }
   X509* cert = certs.front().get();
-  policy::CertificateFacts facts;
+  CertificateFacts facts;
   facts.not_before = toTime(X509_get0_notBefore(cert));
   facts.not_after = toTime(X509_get0_notAfter(cert));
+  facts.common_name = subjectCommonName(cert);
   NamesPtr names(
       static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
   for (int i = 0; names && i < sk_GENERAL_NAME_num(names.get()); ++i) {
@@ -206,4 +236,4 @@ Result<policy::CertificateFacts> inspectCertificate(const std::string& cert_pem,
   return facts;
 }
 
-}  // namespace kvc::webhook
+}  // namespace kvc::runtime

@@ -1,5 +1,7 @@
 #include "kvc/runtime/http_server.h"
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <boost/asio/ip/tcp.hpp>
@@ -53,8 +55,9 @@ FileStamp stampOf(const std::string& path) {
           static_cast<long long>(st.st_size), static_cast<unsigned long long>(st.st_ino)};
 }
 
-Result<std::shared_ptr<ssl::context>> loadTlsContext(const std::string& cert_file,
-                                                     const std::string& key_file) {
+Result<std::shared_ptr<ssl::context>> loadTlsContext(const HttpServerOptions& options) {
+  const std::string& cert_file = options.cert_file;
+  const std::string& key_file = options.key_file;
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
   context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                        ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
@@ -71,7 +74,37 @@ Result<std::shared_ptr<ssl::context>> loadTlsContext(const std::string& cert_fil
   if (SSL_CTX_check_private_key(context->native_handle()) != 1) {
     return invalidArgument("TLS key " + key_file + " does not match certificate " + cert_file);
   }
+  if (!options.client_ca_file.empty()) {
+    // Mutual TLS: a client without a certificate this bundle signed fails the handshake.
+    context->load_verify_file(options.client_ca_file, ec);
+    if (ec) {
+      return invalidArgument("TLS client CA " + options.client_ca_file + ": " + ec.message());
+    }
+    context->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(options.client_ca_file.c_str());
+    if (names != nullptr) {
+      SSL_CTX_set_client_CA_list(context->native_handle(), names);  // takes ownership
+    }
+  }
   return context;
+}
+
+// The subject common name of the verified peer certificate, or "" (none, or no CN).
+std::string peerCommonName(SSL* ssl) {
+  X509* peer = SSL_get1_peer_certificate(ssl);
+  if (peer == nullptr) {
+    return {};
+  }
+  std::string name;
+  X509_NAME* subject = X509_get_subject_name(peer);
+  const int at = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+  if (at >= 0) {
+    const ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, at));
+    name.assign(reinterpret_cast<const char*>(ASN1_STRING_get0_data(data)),
+                static_cast<std::size_t>(ASN1_STRING_length(data)));
+  }
+  X509_free(peer);
+  return name;
 }
 
 std::string lowerCased(std::string_view text) {
@@ -117,11 +150,15 @@ public:
     if (options_.cert_file.empty() != options_.key_file.empty()) {
       return invalidArgument("a TLS certificate and key are given together, or neither");
     }
+    if (!options_.client_ca_file.empty() && options_.cert_file.empty()) {
+      return invalidArgument("a client CA needs TLS: give a certificate and key too");
+    }
     if (tls()) {
-      KVC_ASSIGN_OR_RETURN(auto context, loadTlsContext(options_.cert_file, options_.key_file));
+      KVC_ASSIGN_OR_RETURN(auto context, loadTlsContext(options_));
       context_ = std::move(context);
       cert_stamp_ = stampOf(options_.cert_file);
       key_stamp_ = stampOf(options_.key_file);
+      ca_stamp_ = stampOf(options_.client_ca_file);
     }
     const ListenAddress& at = options_.listen;
     boost::system::error_code ec;
@@ -195,6 +232,27 @@ public:
     }
   }
 
+  // A client whose TLS handshake failed (no certificate, an untrusted one, plain HTTP on the TLS
+  // port): logged with who it was, at most one line a second (the rest counted in the next).
+  void refusedHandshake(const std::string& peer, const beast::error_code& ec) {
+    if (ec == asio::error::operation_aborted || ec == beast::error::timeout) {
+      return;  // stopping, or a client that went quiet: nothing refused
+    }
+    std::lock_guard lock(refusals_mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_refusal_log_ < std::chrono::seconds(1)) {
+      ++refusals_unlogged_;
+      return;
+    }
+    spdlog::warn("http server {}: TLS handshake from {} refused: {}{}", address(),
+                 peer.empty() ? "an unknown peer" : peer, ec.message(),
+                 refusals_unlogged_ > 0
+                     ? " (and " + std::to_string(refusals_unlogged_) + " more since the last line)"
+                     : "");
+    refusals_unlogged_ = 0;
+    last_refusal_log_ = now;
+  }
+
   // Remembers an open connection for closeAll(); drops the entries of the ones that ended.
   void track(const std::shared_ptr<Connection>& connection) {
     std::lock_guard lock(connections_mutex_);
@@ -234,10 +292,15 @@ private:
   std::mutex connections_mutex_;
   std::set<std::weak_ptr<Connection>, std::owner_less<std::weak_ptr<Connection>>> connections_;
 
+  std::mutex refusals_mutex_;
+  std::chrono::steady_clock::time_point last_refusal_log_{};
+  std::size_t refusals_unlogged_ = 0;
+
   mutable std::mutex context_mutex_;
   std::shared_ptr<ssl::context> context_;
   FileStamp cert_stamp_;
   FileStamp key_stamp_;
+  FileStamp ca_stamp_;
 
   // Declared last so that it is destroyed first: the handlers it may still hold own sessions,
   // whose destructors use the members above.
@@ -265,12 +328,15 @@ public:
   void start() {
     if constexpr (kTls) {
       beast::get_lowest_layer(stream_).expires_after(kHandshakeTimeout);
-      stream_.async_handshake(ssl::stream_base::server,
-                              [self = this->shared_from_this()](beast::error_code ec) {
-                                if (!ec) {
-                                  self->read();
-                                }
-                              });
+      stream_.async_handshake(
+          ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+            if (ec) {
+              self->server_.refusedHandshake(self->peer(), ec);
+              return;
+            }
+            self->peer_common_name_ = peerCommonName(self->stream_.native_handle());
+            self->read();
+          });
     } else {
       read();
     }
@@ -315,6 +381,8 @@ private:
     request.target = std::string(message.target());
     request.path = request.target.substr(0, request.target.find('?'));
     request.body = message.body();
+    request.peer_common_name = peer_common_name_;
+    request.peer_address = peer();
     for (const auto& field : message) {
       const auto name = field.name_string();
       request.headers[lowerCased({name.data(), name.size()})] = std::string(field.value());
@@ -370,9 +438,18 @@ private:
     }
   }
 
+  // "ip:port" of the client, or "" once the socket is gone.
+  std::string peer() const {
+    beast::error_code ec;
+    const auto endpoint = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
+    return ec ? std::string()
+              : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+  }
+
   Stream stream_;
   HttpServer::Impl& server_;
   std::shared_ptr<ssl::context> context_;  // keeps the certificate this connection was given
+  std::string peer_common_name_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool draining_ = false;
@@ -428,10 +505,11 @@ void HttpServer::Impl::scheduleReload() {
 void HttpServer::Impl::reloadIfChanged() {
   const FileStamp cert = stampOf(options_.cert_file);
   const FileStamp key = stampOf(options_.key_file);
-  if (cert == cert_stamp_ && key == key_stamp_) {
+  const FileStamp ca = stampOf(options_.client_ca_file);
+  if (cert == cert_stamp_ && key == key_stamp_ && ca == ca_stamp_) {
     return;
   }
-  auto context = loadTlsContext(options_.cert_file, options_.key_file);
+  auto context = loadTlsContext(options_);
   if (!context.ok()) {
     // A half-written pair (certificate renewed, key not yet) is retried on the next tick.
     spdlog::warn("TLS certificate changed but could not be loaded, keeping the previous one: {}",
@@ -447,6 +525,7 @@ void HttpServer::Impl::reloadIfChanged() {
   }
   cert_stamp_ = cert;
   key_stamp_ = key;
+  ca_stamp_ = ca;
   spdlog::info("TLS certificate reloaded from {}", options_.cert_file);
   if (options_.on_certificate_reload) {
     options_.on_certificate_reload(true);

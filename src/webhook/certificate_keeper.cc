@@ -8,10 +8,15 @@
 
 #include "kvc/common/base64.h"
 #include "kvc/kube/resource.h"
-#include "kvc/webhook/certificates.h"
+#include "kvc/runtime/certificates.h"
 
 namespace kvc::webhook {
 namespace {
+
+using runtime::inspectCertificate;
+using runtime::issueCa;
+using runtime::issueServing;
+using runtime::KeyPair;
 
 namespace fs = std::filesystem;
 

@@ -1,16 +1,17 @@
-// X.509 issue and inspection of the self-managed webhook certificate, checked with OpenSSL's own
-// verification (the facts the plan decides on).
-#include "kvc/webhook/certificates.h"
+// X.509 issue and inspection of the certificates the operator keeps (the webhook's, the store
+// admin API's), checked with OpenSSL's own verification (the facts the plans decide on).
+#include "kvc/runtime/certificates.h"
 
 #include <gtest/gtest.h>
 
-namespace kvc::webhook {
+namespace kvc::runtime {
 namespace {
 
 using namespace std::chrono_literals;
 
-const std::vector<std::string> kNames =
-    policy::webhookDnsNames("kvcache-operator-webhook", "gpustack-system");
+const std::vector<std::string> kNames = {
+    "kvcache-operator-webhook.gpustack-system.svc",
+    "kvcache-operator-webhook.gpustack-system.svc.cluster.local"};
 
 TEST(Certificates, AServingCertificateNamesTheServiceAndVerifiesAgainstItsCa) {
   const auto now = std::chrono::system_clock::now();
@@ -62,5 +63,20 @@ TEST(Certificates, BadInputIsAnErrorNotACrash) {
   EXPECT_FALSE(issueServing(*ca, {}, now, 1h).ok());
 }
 
+TEST(Certificates, AClientCertificateCarriesItsIdentityAsCommonName) {
+  const auto now = std::chrono::system_clock::now();
+  auto ca = issueCa("test-ca", now, 24h);
+  ASSERT_TRUE(ca.ok());
+  auto client = issueClient(*ca, "kvcache-operator", now, 1h);
+  ASSERT_TRUE(client.ok()) << client.status().message();
+  auto facts = inspectCertificate(client->cert_pem, client->key_pem, ca->cert_pem);
+  ASSERT_TRUE(facts.ok());
+  EXPECT_EQ(facts->common_name, "kvcache-operator");
+  EXPECT_TRUE(facts->dns_names.empty());
+  EXPECT_TRUE(facts->signed_by_ca);
+  EXPECT_TRUE(facts->key_matches);
+  EXPECT_FALSE(issueClient(*ca, "", now, 1h).ok());
+}
+
 }  // namespace
-}  // namespace kvc::webhook
+}  // namespace kvc::runtime

@@ -12,6 +12,9 @@
 //   and without dropping connections: new connections get the new certificate, established
 //   ones keep the one they were accepted with. A pair that does not load (half-written during a
 //   renewal) keeps the previous one and is tried again on the next tick.
+// - With a client CA (mutual TLS), a client must present a certificate that CA signed or its
+//   handshake fails; the handler sees the certificate's common name. The CA file is re-read with
+//   the pair. A failed handshake is logged with the client's address (at most a line a second).
 // - stop() closes the listener and every connection, and returns once the threads have exited.
 
 #include <chrono>
@@ -32,6 +35,9 @@ struct HttpServerRequest {
   std::string path;    // target without the query
   std::string body;
   std::map<std::string, std::string> headers;  // names lower-cased
+  std::string peer_address;                    // "ip:port" of the client
+  // Mutual TLS: the subject common name of the client's verified certificate; "" otherwise.
+  std::string peer_common_name;
 
   // The value of a header (name in lower case), or "" when absent.
   std::string header(const std::string& name) const;
@@ -62,6 +68,9 @@ struct HttpServerOptions {
   // Both empty: plain HTTP. Both set: HTTPS with the PEM certificate chain and key.
   std::string cert_file;
   std::string key_file;
+  // With TLS only: the PEM bundle of CAs a client certificate must chain to (mutual TLS); empty:
+  // clients are not asked for a certificate.
+  std::string client_ca_file;
   std::chrono::milliseconds reload_interval{2000};  // how often the files are checked
   // Called after the files changed on disk: true when the new pair is in use, false when it
   // did not load and the previous one is kept.

@@ -15,23 +15,16 @@
 #include <string>
 #include <vector>
 
+#include "kvc/common/certificate_facts.h"
 #include "kvc/common/json.h"
 
 namespace kvc::policy {
 
-using SystemTime = std::chrono::system_clock::time_point;
+using ::kvc::CertificateFacts;
+using ::kvc::SystemTime;
 
 inline constexpr std::chrono::hours kWebhookCaValidity{24 * 365 * 10};
 inline constexpr std::chrono::hours kWebhookServingValidity{24 * 365};
-
-// What the keeper read from one certificate.
-struct CertificateFacts {
-  SystemTime not_before;
-  SystemTime not_after;
-  std::vector<std::string> dns_names;  // subjectAltName DNS entries, in order
-  bool signed_by_ca = false;           // verifies against the Secret's CA (serving only)
-  bool key_matches = false;            // the Secret's private key belongs to it
-};
 
 struct CertificateSecretState {
   std::optional<CertificateFacts> ca;       // nullopt: absent or unreadable
