@@ -86,8 +86,13 @@ kubectl get kvcb,kvcp,kvcpb -A
 echo
 kubectl get kvcp shared-dram -o json | jq -r '.status.conditions[] | "  \(.type)=\(.status) \(.reason): \(.message)"'
 echo
-admin=$(kubectl -n gpustack-system get service mooncake-dram-leader -o jsonpath='{.spec.clusterIP}'):9003
-"$kvcache" store status --admin "$admin" | sed -n '/TENANT LEDGER/,$p'
+# The admin port takes mutual TLS only: the operator's own client certificate, from its Secret;
+# the certificate names the Service, reached here through its ClusterIP.
+admin=mooncake-dram-leader.gpustack-system.svc:9003
+cluster_ip=$(kubectl -n gpustack-system get service mooncake-dram-leader -o jsonpath='{.spec.clusterIP}'):9003
+store_status=("$kvcache" store status --admin "$admin" --connect-to "$cluster_ip"
+  --tls-secret gpustack-system/kvcache-store-operator-client)
+"${store_status[@]}" | sed -n '/TENANT LEDGER/,$p'
 
 banner "Steps 3 and 6: ModelDeployments qwen-chat (Binding team-a) and qwen-chat-fp8 (Binding qwen-fp8), as written"
 # The engine Pods land on the fake GPU nodes (kwok): no engine can run here, but every rendered
@@ -143,7 +148,8 @@ cat <<TXT
   kubectl -n team-a describe md qwen-chat           # CacheAttached and the other conditions
   kubectl -n team-a get pods -o wide                # the injected Pods (on the fake GPU nodes)
   kubectl -n team-a get events.events.k8s.io        # KVCacheInjected / KVCacheInjectionRefused
-  $kvcache store status --admin $admin   # the master's own view (the leader Service)
+  ${store_status[*]}
+                                                    # the master's own view (mutual TLS)
   $kvcache check-inject -f examples/demo/pods.yaml --kubeconfig \$KUBECONFIG
   test/cluster/cluster.sh status $KVC_CLUSTER_DIR   # every process, node and the bridge
   scripts/run.sh down                               # tear it all down, host settings restored

@@ -37,6 +37,15 @@ Result<SettingsDecode> settingsFromConfigMap(const Json& config_map) {
       out.settings.image_pull_policy = value;
     } else if (key == kSettingTcpTwReuse) {
       KVC_ASSIGN_OR_RETURN(out.settings.tcp_tw_reuse, boolSetting(key, value));
+    } else if (key == kSettingStoreMetricsIdentity) {
+      if (value.empty()) {
+        return invalidArgument("Setting " + key +
+                               " is empty; name the scraper (a certificate "
+                               "common name) in ConfigMap " +
+                               std::string(kOperatorNamespace) + "/" +
+                               std::string(kSettingsConfigMap) + ", or remove the key");
+      }
+      out.settings.store_metrics_identity = value;
     } else {
       out.warnings.push_back("unknown Setting \"" + key + "\" is ignored");
     }

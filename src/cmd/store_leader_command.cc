@@ -5,6 +5,9 @@
 // losing it stops the master and exits, so the container restarts as a standby. Without --lease
 // (electionBackend: None) it runs the master at once. Either way it serves /healthz for the
 // liveness probe: a standby runs no master whose /health could answer, and is alive all the same.
+// With --admin-address it serves the master's admin API over mutual TLS (internal/admin_proxy.h)
+// in front of the master's loopback listener (--admin-upstream), and /readyz answers 200 only
+// while that master serves (the leader's readiness).
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -18,6 +21,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "internal/admin_proxy.h"
 #include "internal/process_flags.h"
 #include "kvc/cmd/commands.h"
 #include "kvc/common/log.h"
@@ -27,7 +31,9 @@
 #include "kvc/policy/store/store_workload.h"
 #include "kvc/runtime/http_server.h"
 #include "kvc/runtime/leader_election.h"
+#include "kvc/store/admin_client.h"
 #include "kvc/store/child_process.h"
+#include "kvc/store/http.h"
 
 namespace kvc::cmd {
 namespace {
@@ -38,6 +44,9 @@ struct LeaderOptions {
   std::string advertise;  // host:port published on the Lease
   std::string kubeconfig;
   std::string health_address = ":9004";
+  std::string admin_address;  // empty: no admin proxy
+  std::string admin_tls_dir = "/etc/kvcache/admin-tls";
+  std::string admin_upstream = "127.0.0.1:9013";
   std::string lease_duration = "15s";
   std::string renew_deadline = "10s";
   std::string retry_period = "2s";
@@ -119,6 +128,7 @@ struct LeaderSettings {
   std::string lease_ns;               // empty without --lease
   std::string lease_name;
   runtime::ListenAddress listen;  // --health-address
+  runtime::ListenAddress admin;   // --admin-address; port -1: none
 };
 
 // The flags, checked in the order they are documented; InvalidArgument naming the flag. A bad
@@ -165,6 +175,14 @@ Result<LeaderSettings> leaderSettings(const LeaderOptions& options) {
     return bad("--health-address: " + listen.status().message());
   }
   settings.listen = *listen;
+  auto admin = runtime::parseListenAddress(options.admin_address);
+  if (!admin.ok()) {
+    return bad("--admin-address: " + admin.status().message());
+  }
+  settings.admin = *admin;
+  if (settings.admin.port >= 0 && !store::validateAdminAddress(options.admin_upstream).ok()) {
+    return bad("--admin-upstream: \"" + options.admin_upstream + "\" must be HOST:PORT");
+  }
   return settings;
 }
 
@@ -174,36 +192,55 @@ struct LeaderHealth {
   std::atomic<bool> master_running{false};
   std::unique_ptr<runtime::LeaderElector> elector;
   std::atomic<runtime::LeaderElector*> campaigning{nullptr};  // set while campaigning
+  std::shared_ptr<store::HttpTransport> upstream = store::newCurlTransport();  // for /readyz
 };
 
-// Starts /healthz (nullptr with --health-address 0). It answers 200 for a standby too: the
-// liveness probe must not restart a launcher only because another Pod holds the Lease; it
-// answers 500 when the elector believes it leads but has not renewed for the lease duration
-// plus 20 s (a wedged renew loop; LeaderElector::check).
+// The liveness answer. 200 for a standby too: the probe must not restart a launcher only because
+// another Pod holds the Lease; 500 when the elector believes it leads but has not renewed for
+// the lease duration plus 20 s (a wedged renew loop; LeaderElector::check).
+runtime::HttpServerResponse liveness(LeaderHealth& state) {
+  runtime::LeaderElector* candidate = state.campaigning.load();
+  if (candidate != nullptr) {
+    if (Status ok = candidate->check(std::chrono::seconds(20)); !ok.ok()) {
+      return {500, "text/plain; charset=utf-8", ok.message() + "\n"};
+    }
+  }
+  const bool leading = candidate == nullptr || candidate->isLeader();
+  return {200, "text/plain; charset=utf-8",
+          std::string(leading ? (state.master_running ? "ok: leader, master running\n"
+                                                      : "ok: leader, master starting\n")
+                              : "ok: standby\n")};
+}
+
+// The readiness answer: 200 only while the master behind the admin proxy serves its data plane
+// (GET /get_all_segments, 503 until it is the active leader), so standbys stay out of the
+// leader Service. Without the proxy: while the master runs.
+runtime::HttpServerResponse readiness(LeaderHealth& state, const std::string& upstream) {
+  const bool ready =
+      upstream.empty() ? state.master_running.load()
+                       : state.master_running && internal::masterServes(*state.upstream, upstream);
+  return {ready ? 200 : 503, "text/plain; charset=utf-8",
+          ready ? "ok: the master serves\n" : "not ready: no serving master here\n"};
+}
+
+// Starts /healthz and /readyz (nullptr with --health-address 0); any other path answers as
+// /healthz did before there was a /readyz.
 Result<std::unique_ptr<runtime::HttpServer>> startHealth(const runtime::ListenAddress& listen,
-                                                         LeaderHealth& state) {
+                                                         LeaderHealth& state,
+                                                         const std::string& upstream) {
   if (listen.port < 0) {
     return std::unique_ptr<runtime::HttpServer>();
   }
-  auto server = runtime::HttpServer::create(listen, [&state](const runtime::HttpServerRequest&) {
-    runtime::LeaderElector* candidate = state.campaigning.load();
-    if (candidate != nullptr) {
-      if (Status ok = candidate->check(std::chrono::seconds(20)); !ok.ok()) {
-        return runtime::HttpServerResponse{500, "text/plain; charset=utf-8", ok.message() + "\n"};
-      }
-    }
-    const bool leading = candidate == nullptr || candidate->isLeader();
-    return runtime::HttpServerResponse{
-        200, "text/plain; charset=utf-8",
-        std::string(leading ? (state.master_running ? "ok: leader, master running\n"
-                                                    : "ok: leader, master starting\n")
-                            : "ok: standby\n")};
-  });
+  auto server = runtime::HttpServer::create(
+      listen, [&state, upstream](const runtime::HttpServerRequest& request) {
+        return request.path == "/readyz" ? readiness(state, upstream) : liveness(state);
+      });
   if (!server.ok()) {
     return server.status();
   }
   (*server)->start();
-  spdlog::info("store leader: liveness on http://{}/healthz", (*server)->address());
+  spdlog::info("store leader: liveness on http://{}/healthz, readiness on /readyz",
+               (*server)->address());
   return std::move(*server);
 }
 
@@ -347,10 +384,21 @@ int runLeader(const LeaderOptions& options) {
   std::stop_source stop;
   signals.watch(stop);
   LeaderHealth state;  // before the health server, which reads it
-  auto health = startHealth(settings->listen, state);
+  const bool proxied = settings->admin.port >= 0;
+  auto health = startHealth(settings->listen, state, proxied ? options.admin_upstream : "");
   if (!health.ok()) {
     std::cerr << "kvcache store leader: --health-address: " << health.status().message() << "\n";
     return kExitBadInput;
+  }
+  std::unique_ptr<runtime::HttpServer> admin;  // before the master starts: nothing unguarded
+  if (proxied) {
+    auto proxy = internal::startAdminProxy(
+        {settings->admin, options.admin_tls_dir, options.admin_upstream}, state.upstream);
+    if (!proxy.ok()) {
+      std::cerr << "kvcache store leader: --admin-address: " << proxy.status().message() << "\n";
+      return kExitBadInput;
+    }
+    admin = std::move(*proxy);
   }
 
   if (options.lease.empty()) {
@@ -374,7 +422,12 @@ void addStoreLeaderCommand(CLI::App& app) {
       "winning, labels its Pod mooncake.io/store-role=leader (KUBERNETES_POD_NAME and\n"
       "KUBERNETES_POD_NAMESPACE name it); on losing, stops the master and exits 1. Without\n"
       "--lease, runs the master at once. /healthz answers 200 while the launcher is well,\n"
-      "standby included. Exit status: the master's when it exits, 0 after SIGTERM, 1 when the\n"
+      "standby included; /readyz while its master serves. With --admin-address, serves the\n"
+      "master's admin API there over mutual TLS (--admin-tls-dir: tls.crt, tls.key, ca.crt;\n"
+      "a client certificate of group kvcache:operator may use every route, kvcache:metrics\n"
+      "GET /metrics only), forwarded to the master's loopback listener (--admin-upstream;\n"
+      "give the master -metrics_host=127.0.0.1 and that port). Exit status: the master's when it "
+      "exits, 0 after SIGTERM, 1 when the\n"
       "Lease is lost or the cluster cannot be reached, 2 on bad flags.");
   leader->add_option("--lease", options->lease,
                      "The Lease to hold, NAMESPACE/NAME (omit: electionBackend None)");
@@ -388,6 +441,20 @@ void addStoreLeaderCommand(CLI::App& app) {
   leader
       ->add_option("--health-address", options->health_address,
                    "Where /healthz listens, HOST:PORT or :PORT (\"0\" disables)")
+      ->capture_default_str();
+  leader
+      ->add_option("--admin-address", options->admin_address,
+                   "Where the admin API is served over mutual TLS, HOST:PORT or :PORT (empty: "
+                   "not served; the master's own listener is then the admin API)")
+      ->capture_default_str();
+  leader
+      ->add_option("--admin-tls-dir", options->admin_tls_dir,
+                   "Directory of tls.crt and tls.key (the admin port's certificate) and ca.crt "
+                   "(the CA client certificates must chain to); re-read when they change")
+      ->capture_default_str();
+  leader
+      ->add_option("--admin-upstream", options->admin_upstream,
+                   "The master's admin listener the proxy forwards to, HOST:PORT")
       ->capture_default_str();
   leader->add_option("--lease-duration", options->lease_duration, "Lease duration")
       ->capture_default_str();

@@ -9,6 +9,8 @@
 
 #include <memory>
 
+#include "x509_subject.h"
+
 namespace kvc::runtime {
 namespace {
 
@@ -63,9 +65,17 @@ bool addExtension(X509* cert, X509* issuer, int nid, const char* value) {
   return added;
 }
 
-// A certificate for `key`'s public half, named `common_name`, valid [now - 5 min, now + validity)
-// (the margin absorbs clock skew between replicas and the API server).
-Result<X509Ptr> newCertificate(EVP_PKEY* key, const std::string& common_name, SystemTime now,
+bool addNameEntry(X509_NAME* name, const char* field, const std::string& value) {
+  return X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8,
+                                    reinterpret_cast<const unsigned char*>(value.c_str()), -1, -1,
+                                    0) == 1;
+}
+
+// A certificate for `key`'s public half, named `common_name` (in `organization` when not empty),
+// valid [now - 5 min, now + validity) (the margin absorbs clock skew between the operator's
+// replicas and whoever checks the certificate).
+Result<X509Ptr> newCertificate(EVP_PKEY* key, const std::string& common_name,
+                               const std::string& organization, SystemTime now,
                                std::chrono::seconds validity) {
   X509Ptr cert(X509_new());
   unsigned char serial[16];
@@ -86,9 +96,8 @@ Result<X509Ptr> newCertificate(EVP_PKEY* key, const std::string& common_name, Sy
     return opensslError("filling a certificate");
   }
   X509_NAME* name = X509_get_subject_name(cert.get());
-  if (X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
-                                 reinterpret_cast<const unsigned char*>(common_name.c_str()), -1,
-                                 -1, 0) != 1) {
+  if ((!organization.empty() && !addNameEntry(name, "O", organization)) ||
+      !addNameEntry(name, "CN", common_name)) {
     return opensslError("naming a certificate");
   }
   return cert;
@@ -123,23 +132,12 @@ std::vector<X509Ptr> readCertificates(const std::string& pem) {
   return out;
 }
 
-std::string subjectCommonName(X509* cert) {
-  X509_NAME* subject = X509_get_subject_name(cert);
-  const int at = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
-  if (at < 0) {
-    return {};
-  }
-  const ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, at));
-  return {reinterpret_cast<const char*>(ASN1_STRING_get0_data(data)),
-          static_cast<std::size_t>(ASN1_STRING_length(data))};
-}
-
 }  // namespace
 
 Result<KeyPair> issueCa(const std::string& common_name, SystemTime now,
                         std::chrono::seconds validity) {
   KVC_ASSIGN_OR_RETURN(KeyPtr key, newKey());
-  KVC_ASSIGN_OR_RETURN(X509Ptr cert, newCertificate(key.get(), common_name, now, validity));
+  KVC_ASSIGN_OR_RETURN(X509Ptr cert, newCertificate(key.get(), common_name, "", now, validity));
   X509_set_issuer_name(cert.get(), X509_get_subject_name(cert.get()));
   if (!addExtension(cert.get(), cert.get(), NID_basic_constraints, "critical,CA:TRUE,pathlen:0") ||
       !addExtension(cert.get(), cert.get(), NID_key_usage, "critical,keyCertSign,cRLSign") ||
@@ -154,7 +152,8 @@ namespace {
 
 // A leaf certificate named `common_name`, signed by the first certificate of `ca`, with the
 // extended key usage `usage` and, when not empty, the subjectAltName `san`.
-Result<KeyPair> issueLeaf(const KeyPair& ca, const std::string& common_name, const char* usage,
+Result<KeyPair> issueLeaf(const KeyPair& ca, const std::string& common_name,
+                          const std::string& organization, const char* usage,
                           const std::string& san, SystemTime now, std::chrono::seconds validity) {
   std::vector<X509Ptr> ca_certs = readCertificates(ca.cert_pem);
   BioPtr ca_key_bio = readBio(ca.key_pem);
@@ -164,7 +163,8 @@ Result<KeyPair> issueLeaf(const KeyPair& ca, const std::string& common_name, con
   }
   X509* issuer = ca_certs.front().get();
   KVC_ASSIGN_OR_RETURN(KeyPtr key, newKey());
-  KVC_ASSIGN_OR_RETURN(X509Ptr cert, newCertificate(key.get(), common_name, now, validity));
+  KVC_ASSIGN_OR_RETURN(X509Ptr cert,
+                       newCertificate(key.get(), common_name, organization, now, validity));
   X509_set_issuer_name(cert.get(), X509_get_subject_name(issuer));
   if (!addExtension(cert.get(), issuer, NID_basic_constraints, "critical,CA:FALSE") ||
       !addExtension(cert.get(), issuer, NID_key_usage, "critical,digitalSignature") ||
@@ -188,15 +188,16 @@ Result<KeyPair> issueServing(const KeyPair& ca, const std::vector<std::string>& 
   for (const std::string& name : dns_names) {
     san += (san.empty() ? "DNS:" : ",DNS:") + name;
   }
-  return issueLeaf(ca, dns_names.front(), "serverAuth", san, now, validity);
+  return issueLeaf(ca, dns_names.front(), "", "serverAuth", san, now, validity);
 }
 
-Result<KeyPair> issueClient(const KeyPair& ca, const std::string& common_name, SystemTime now,
+Result<KeyPair> issueClient(const KeyPair& ca, const std::string& common_name,
+                            const std::string& organization, SystemTime now,
                             std::chrono::seconds validity) {
   if (common_name.empty()) {
     return invalidArgument("a client certificate needs a common name");
   }
-  return issueLeaf(ca, common_name, "clientAuth", "", now, validity);
+  return issueLeaf(ca, common_name, organization, "clientAuth", "", now, validity);
 }
 
 Result<CertificateFacts> inspectCertificate(const std::string& cert_pem, const std::string& key_pem,
@@ -209,7 +210,8 @@ Result<CertificateFacts> inspectCertificate(const std::string& cert_pem, const s
   CertificateFacts facts;
   facts.not_before = toTime(X509_get0_notBefore(cert));
   facts.not_after = toTime(X509_get0_notAfter(cert));
-  facts.common_name = subjectCommonName(cert);
+  facts.common_name = internal::subjectEntry(cert, NID_commonName);
+  facts.organization = internal::subjectEntry(cert, NID_organizationName);
   NamesPtr names(
       static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
   for (int i = 0; names && i < sk_GENERAL_NAME_num(names.get()); ++i) {

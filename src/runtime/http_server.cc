@@ -1,5 +1,7 @@
 #include "kvc/runtime/http_server.h"
 
+#include "x509_subject.h"
+
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <spdlog/spdlog.h>
@@ -21,6 +23,7 @@
 #include <set>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace kvc::runtime {
@@ -89,22 +92,16 @@ Result<std::shared_ptr<ssl::context>> loadTlsContext(const HttpServerOptions& op
   return context;
 }
 
-// The subject common name of the verified peer certificate, or "" (none, or no CN).
-std::string peerCommonName(SSL* ssl) {
+// The subject of the verified peer certificate, {common name, organization}, or {"", ""}.
+std::pair<std::string, std::string> peerSubject(SSL* ssl) {
   X509* peer = SSL_get1_peer_certificate(ssl);
   if (peer == nullptr) {
     return {};
   }
-  std::string name;
-  X509_NAME* subject = X509_get_subject_name(peer);
-  const int at = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
-  if (at >= 0) {
-    const ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, at));
-    name.assign(reinterpret_cast<const char*>(ASN1_STRING_get0_data(data)),
-                static_cast<std::size_t>(ASN1_STRING_length(data)));
-  }
+  std::pair<std::string, std::string> subject{internal::subjectEntry(peer, NID_commonName),
+                                              internal::subjectEntry(peer, NID_organizationName)};
   X509_free(peer);
-  return name;
+  return subject;
 }
 
 std::string lowerCased(std::string_view text) {
@@ -328,15 +325,15 @@ public:
   void start() {
     if constexpr (kTls) {
       beast::get_lowest_layer(stream_).expires_after(kHandshakeTimeout);
-      stream_.async_handshake(
-          ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
-            if (ec) {
-              self->server_.refusedHandshake(self->peer(), ec);
-              return;
-            }
-            self->peer_common_name_ = peerCommonName(self->stream_.native_handle());
-            self->read();
-          });
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (ec) {
+                                  self->server_.refusedHandshake(self->peer(), ec);
+                                  return;
+                                }
+                                self->peer_subject_ = peerSubject(self->stream_.native_handle());
+                                self->read();
+                              });
     } else {
       read();
     }
@@ -381,7 +378,8 @@ private:
     request.target = std::string(message.target());
     request.path = request.target.substr(0, request.target.find('?'));
     request.body = message.body();
-    request.peer_common_name = peer_common_name_;
+    request.peer_common_name = peer_subject_.first;
+    request.peer_organization = peer_subject_.second;
     request.peer_address = peer();
     for (const auto& field : message) {
       const auto name = field.name_string();
@@ -449,7 +447,7 @@ private:
   Stream stream_;
   HttpServer::Impl& server_;
   std::shared_ptr<ssl::context> context_;  // keeps the certificate this connection was given
-  std::string peer_common_name_;
+  std::pair<std::string, std::string> peer_subject_;  // {common name, organization}
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool draining_ = false;

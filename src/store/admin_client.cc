@@ -87,13 +87,17 @@ Result<std::unique_ptr<HttpAdminClient>> HttpAdminClient::create(
 
 HttpAdminClient::HttpAdminClient(std::string address, AdminClientOptions options,
                                  std::shared_ptr<HttpTransport> transport)
-    : address_(std::move(address)), options_(options), transport_(std::move(transport)) {}
+    : address_(std::move(address)),
+      options_(std::move(options)),
+      transport_(std::move(transport)) {}
 
 StoreResult<HttpResponse> HttpAdminClient::exchange(std::string_view method,
                                                     const std::string& path, std::string body) {
   HttpRequest request;
   request.method = std::string(method);
-  request.url = "http://" + address_ + path;
+  request.url = (options_.tls ? "https://" : "http://") + address_ + path;
+  request.tls = options_.tls;
+  request.connect_to = options_.connect_to;
   if (method == "PUT" || method == "POST") {
     request.content_type = "application/json";
   }

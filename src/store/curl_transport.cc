@@ -68,8 +68,27 @@ public:
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, request.tls ? "https" : "http");
 #endif
+    std::unique_ptr<curl_slist, SlistDeleter> connect_to;
+    if (request.tls) {
+      // In memory, copied by curl: the keys never touch a file.
+      curl_blob ca{const_cast<char*>(request.tls->ca_pem.data()), request.tls->ca_pem.size(),
+                   CURL_BLOB_COPY};
+      curl_blob cert{const_cast<char*>(request.tls->cert_pem.data()), request.tls->cert_pem.size(),
+                     CURL_BLOB_COPY};
+      curl_blob key{const_cast<char*>(request.tls->key_pem.data()), request.tls->key_pem.size(),
+                    CURL_BLOB_COPY};
+      curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
+      curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
+      curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
+      curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+      curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    }
+    if (!request.connect_to.empty()) {
+      connect_to.reset(curl_slist_append(nullptr, ("::" + request.connect_to).c_str()));
+      curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to.get());
+    }
     curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);

@@ -52,7 +52,7 @@ kvc_cleanup() {
     else
       kvc_log "KVC_KEEP_NAMESPACES=1: leaving $(tr '\n' ' ' <"$KVC_CLEANUP_FILE")"
     fi
-    rm -f "$KVC_CLEANUP_FILE"
+    rm -rf "$KVC_CLEANUP_FILE" "$KVC_CLEANUP_FILE.d"  # .d: scratch files of the test (keys)
   fi
   return $rc
 }

@@ -46,15 +46,45 @@ leader_admin() {
   echo "$(kubectl -n "$KVC_SYSTEM_NAMESPACE" get service "$1-leader" -o jsonpath='{.spec.clusterIP}'):9003"
 }
 
+# admin_tls_dir [SECRET]: a directory holding tls.crt, tls.key and ca.crt of the client Secret
+# (default: the operator's own, kvcache-store-operator-client), written once per test.
+admin_tls_dir() {
+  local secret=${1:-kvcache-store-operator-client} dir
+  dir=$KVC_CLEANUP_FILE.d/admin-tls-$secret
+  if [ ! -s "$dir/tls.key" ]; then
+    mkdir -p "$dir" && chmod 700 "$dir"
+    for key in tls.crt tls.key ca.crt; do
+      kubectl -n "$KVC_SYSTEM_NAMESPACE" get secret "$secret" -o json |
+        jq -r --arg k "$key" '.data[$k] | @base64d' >"$dir/$key" || return 1
+    done
+  fi
+  echo "$dir"
+}
+
+# admin_curl BACKEND PATH [CURL-ARGS...]: curl of the master's admin API through the leader
+# Service, over mutual TLS as the operator (ADMIN_SECRET=... for another client Secret): the
+# certificate names <backend>-leader.<ns>.svc, reached at the Service's ClusterIP.
+admin_curl() {
+  local b=$1 path=$2 dir; shift 2
+  dir=$(admin_tls_dir "${ADMIN_SECRET:-}") || return 1
+  curl -sf --max-time 3 --cacert "$dir/ca.crt" --cert "$dir/tls.crt" --key "$dir/tls.key" \
+    --connect-to "$b-leader.$KVC_SYSTEM_NAMESPACE.svc:9003:$(leader_admin "$b")" \
+    "https://$b-leader.$KVC_SYSTEM_NAMESPACE.svc:9003$path" "$@"
+}
+
+# For the checks that run in `bash -c` (kvc_wait_for with a pipeline).
+export KVC_SYSTEM_NAMESPACE
+export -f leader_admin admin_tls_dir admin_curl
+
 # segments BACKEND: how many segments the master lists (through the Service), or "-".
 segments() {
-  curl -sf --max-time 2 "http://$(leader_admin "$1")/get_segments_detail" 2>/dev/null |
+  admin_curl "$1" /get_segments_detail 2>/dev/null |
     python3 -c 'import json,sys; print(len(json.load(sys.stdin)["segments"]))' 2>/dev/null || echo -
 }
 
 # master_serves BACKEND: /health through the Service says service_ready.
 master_serves() {
-  curl -sf --max-time 2 "http://$(leader_admin "$1")/health" 2>/dev/null | grep -q '"service_ready": *true'
+  admin_curl "$1" /health 2>/dev/null | grep -q '"service_ready": *true'
 }
 
 # walkthrough_namespace NAME: the seed's namespace (team-a), which other suites on the shared

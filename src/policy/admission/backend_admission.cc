@@ -76,7 +76,10 @@ const ReservationTable& leaderArgs() {
     derived({"cluster_id"}, "the backend itself (one store cluster per KVCacheBackend)");
     derived({"metrics_port", "rpc_port"},
             "the fixed ports the leader Service, the probes and the members use (rpc 50051, "
-            "admin 9003)");
+            "admin 9003, served by the leader's launcher in front of the master's 9013)");
+    derived({"metrics_host"},
+            "the leader's launcher, which keeps the master's admin listener on the Pod's "
+            "loopback and serves the admin API over mutual TLS (docs/security.md)");
     derived({"rpc_address", "rpc_interface"},
             "the Pod's network, where the members and the leader Service reach the master");
     derived({"enable_ha", "ha_backend_connstring", "ha_backend_type", "pod_name", "pod_namespace"},

@@ -3,7 +3,9 @@
 #include <limits>
 
 #include "kvc/policy/quota/tenant_quota_policy.h"
+#include "kvc/policy/store/admin_access.h"
 #include "kvc/policy/store/pod_hardening.h"
+#include "kvc/policy/store/store_credentials.h"
 
 namespace kvc::policy {
 namespace {
@@ -54,8 +56,11 @@ Json seedPolicyContainer(const std::string& image, const std::string& pull_polic
 }  // namespace
 
 std::vector<std::string> masterArguments(const api::KVCacheBackend& backend) {
+  // The admin listener on the Pod's loopback only: the launcher serves the admin port (9003)
+  // over mutual TLS in front of it (admin_access.h).
   std::vector<std::string> args = {"-rpc_port=" + std::to_string(kMasterRpcPort),
-                                   "-metrics_port=" + std::to_string(kMasterAdminPort),
+                                   "-metrics_port=" + std::to_string(kMasterLoopbackAdminPort),
+                                   "-metrics_host=" + std::string(kMasterLoopbackHost),
                                    "-default_kv_lease_ttl=5m"};
   args.push_back(
       std::string("-allocation_strategy=") +
@@ -120,6 +125,10 @@ Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInp
     args.push_back("--lease=" + inputs.namespace_name + "/" + leaderName(b));
   }
   args.push_back("--health-address=:" + std::to_string(kLeaderLauncherPort));
+  args.push_back("--admin-address=:" + std::to_string(kMasterAdminPort));
+  args.push_back("--admin-tls-dir=" + std::string(kAdminTlsMountDir));
+  args.push_back("--admin-upstream=" + std::string(kMasterLoopbackHost) + ":" +
+                 std::to_string(kMasterLoopbackAdminPort));
   args.push_back("--");
   args.push_back("mooncake_master");
   for (const std::string& arg : masterArguments(backend)) {
@@ -148,9 +157,11 @@ Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInp
         {{"name", "launcher"}, {"containerPort", kLeaderLauncherPort}, {"protocol", "TCP"}}}},
       // Probed every second: a standby that has just won must enter the Service at once (members
       // and clients reach the master only through it), and the failover budget is the Lease
-      // duration + 5 s. Five misses in a row take a serving leader out.
+      // duration + 5 s. Five misses in a row take a serving leader out. The launcher answers
+      // with the master's own /get_all_segments (503 until it is the active leader): the admin
+      // port asks the kubelet for a client certificate it does not have.
       {"readinessProbe",
-       {{"httpGet", {{"path", "/get_all_segments"}, {"port", "admin"}}},
+       {{"httpGet", {{"path", "/readyz"}, {"port", "launcher"}}},
         {"periodSeconds", kLeaderReadinessPeriodSeconds},
         {"failureThreshold", 5}}},
       {"livenessProbe",
@@ -175,16 +186,29 @@ Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInp
   if (!backend.spec.image_pull_secrets.empty()) {
     pod_spec["imagePullSecrets"] = pullSecrets(backend);
   }
+  // The admin port's certificate and the CA of its clients; never the CA's key.
+  Json mounts = {
+      {{"name", "admin-tls"}, {"mountPath", std::string(kAdminTlsMountDir)}, {"readOnly", true}}};
+  Json volumes = {{{"name", "admin-tls"},
+                   {"secret",
+                    {{"secretName", std::string(kStoreAdminTlsSecret)},
+                     {"items",
+                      {{{"key", "tls.crt"}, {"path", "tls.crt"}},
+                       {{"key", "tls.key"}, {"path", "tls.key"}},
+                       {{"key", "ca.crt"}, {"path", "ca.crt"}}}},
+                     {"defaultMode", 0444}}}}};
   if (backend.spec.multi_tenancy) {
-    container["volumeMounts"] = {
-        {{"name", "tenant-quota-policy"}, {"mountPath", std::string(kPolicyMountDir)}}};
+    mounts.push_back(
+        {{"name", "tenant-quota-policy"}, {"mountPath", std::string(kPolicyMountDir)}});
     pod_spec["initContainers"] = {seedPolicyContainer(image, pull_policy)};
-    pod_spec["volumes"] = {
-        {{"name", "tenant-quota-policy"}, {"emptyDir", Json::object()}},
+    volumes.push_back({{"name", "tenant-quota-policy"}, {"emptyDir", Json::object()}});
+    volumes.push_back(
         {{"name", "tenant-quota-policy-seed"},
          {"configMap",
-          {{"name", tenantQuotaPolicyName(b)}, {"optional", true}, {"defaultMode", 0644}}}}};
+          {{"name", tenantQuotaPolicyName(b)}, {"optional", true}, {"defaultMode", 0644}}}});
   }
+  container["volumeMounts"] = std::move(mounts);
+  pod_spec["volumes"] = std::move(volumes);
   pod_spec["containers"].push_back(std::move(container));
 
   Json spec = {{"replicas", replicas},

@@ -130,11 +130,11 @@ kvc_wait_for 180 "its write succeeds" \
   bash -c "[ \"\$(kubectl -n $ns get pod role-client -o jsonpath='{.status.phase}')\" = Succeeded ]"
 kubectl -n "$ns" logs role-client 2>&1 | tail -3 >&2
 kvc_wait_for 30 "the master charges it to the Binding's tenant qwen-fp8-v1" bash -c \
-  "curl -sf 'http://$(leader_admin $b)/api/v1/tenant_quotas?tenant_id=qwen-fp8-v1' | jq -e '(.data.used_bytes // .data.charged_bytes // 0) > 0'"
+  "admin_curl $b '/api/v1/tenant_quotas?tenant_id=qwen-fp8-v1' | jq -e '(.data.used_bytes // .data.charged_bytes // 0) > 0'"
 # A domain that holds objects is not released from the ledger (TENANT_NOT_EMPTY): empty it, so
 # that the Binding can go at the end.
 kvc_assert_ok "the tenant's object is removed again (admin API)" \
-  curl -sf -X POST "http://$(leader_admin $b)/api/v1/remove_all?force=true&tenant_id=qwen-fp8-v1"
+  admin_curl $b "/api/v1/remove_all?force=true&tenant_id=qwen-fp8-v1" -X POST
 
 # The dtype Setting is part of the rendered spec: flipping it rolls the attached replicas.
 hash0=$(kubectl -n team-a get deploy qwen-chat-fp8-server -o jsonpath='{.spec.template.metadata.annotations.kvcache\.gpustack\.ai/pod-spec-hash}')

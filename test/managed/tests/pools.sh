@@ -35,7 +35,7 @@ kvc_assert_eq "the pool publishes the leader Service as its client endpoint" \
 kvc_wait_for 60 "the Binding's quota is granted" \
   bash -c "[ \"\$(kubectl -n team-a get kvcpb team-a -o jsonpath='{.status.conditions[?(@.type==\"QuotaGranted\")].status}')\" = True ]"
 kubectl -n team-a get kvcpb team-a >&2
-ledger=$(curl -sf "http://$(leader_admin $b)/api/v1/tenant_quotas")
+ledger=$(admin_curl $b /api/v1/tenant_quotas)
 kvc_assert_eq "the master's ledger holds the domain 'default' with the 8Gi ceiling" "default 8589934592" \
   "$(jq -r '.data[] | select(.tenant_id == "default") | "\(.tenant_id) \(.requested_quota_bytes)"' <<<"$ledger")"
 kvc_wait_for 30 "the leader's policy seed (ConfigMap $b-tenant-quota-policy) holds it too" bash -c \

@@ -101,7 +101,7 @@ kvc_wait_for 120 "evicted objects are offloaded into $base/empty (files appear)"
   bash -c "[ -n \"\$(ls -A '$base/empty')\" ]"
 kvc_log "the tier holds: $(du -sh "$base/empty" | cut -f1) in $(find "$base/empty" -type f | wc -l) files"
 kvc_wait_for 60 "the master reports the tier's usage (capacity.used counts file bytes)" \
-  bash -c "curl -sf http://\$(kubectl -n gpustack-system get svc tier-empty-leader -o jsonpath='{.spec.clusterIP}'):9003/metrics | awk '/^master_allocated_file_size_bytes / { exit !(\$2 > 0) }'"
+  bash -c "admin_curl tier-empty /metrics | awk '/^master_allocated_file_size_bytes / { exit !(\$2 > 0) }'"
 kvc_wait_for 60 "capacity.used counts the tier's bytes (more than the 256Mi of DRAM)" bash -c \
   "[ \"\$(kubectl get kvcb tier-empty -o json | jq '.status.capacity.used | test(\"Gi\$\") or (sub(\"Mi\$\"; \"\") | tonumber > 256)')\" = true ]"
 kvc_assert_ok "cleanAfterDelete: deleting tier-empty finishes" kubectl delete kvcb tier-empty --timeout=300s

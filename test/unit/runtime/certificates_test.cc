@@ -67,15 +67,16 @@ TEST(Certificates, AClientCertificateCarriesItsIdentityAsCommonName) {
   const auto now = std::chrono::system_clock::now();
   auto ca = issueCa("test-ca", now, 24h);
   ASSERT_TRUE(ca.ok());
-  auto client = issueClient(*ca, "kvcache-operator", now, 1h);
+  auto client = issueClient(*ca, "kvcache-operator", "kvcache:operator", now, 1h);
   ASSERT_TRUE(client.ok()) << client.status().message();
   auto facts = inspectCertificate(client->cert_pem, client->key_pem, ca->cert_pem);
   ASSERT_TRUE(facts.ok());
   EXPECT_EQ(facts->common_name, "kvcache-operator");
+  EXPECT_EQ(facts->organization, "kvcache:operator");
   EXPECT_TRUE(facts->dns_names.empty());
   EXPECT_TRUE(facts->signed_by_ca);
   EXPECT_TRUE(facts->key_matches);
-  EXPECT_FALSE(issueClient(*ca, "", now, 1h).ok());
+  EXPECT_FALSE(issueClient(*ca, "", "", now, 1h).ok());
 }
 
 }  // namespace

@@ -53,7 +53,9 @@ protected:
     options.client_ca_file = (dir_ / "ca.crt").string();
     options.reload_interval = 50ms;
     server_ = HttpServer::create(options, [](const HttpServerRequest& request) {
-                return HttpServerResponse{200, "text/plain", "hello " + request.peer_common_name};
+                return HttpServerResponse{
+                    200, "text/plain",
+                    "hello " + request.peer_common_name + " of " + request.peer_organization};
               }).value();
     server_->start();
   }
@@ -103,17 +105,19 @@ protected:
 
 TEST_F(MutualTlsTest, AClientCertificateOfTheCaIsServedAndNamed) {
   const KeyPair client =
-      issueClient(ca_, "kvcache-operator", std::chrono::system_clock::now(), 1h).value();
+      issueClient(ca_, "kvcache-operator", "kvcache:operator", std::chrono::system_clock::now(), 1h)
+          .value();
   const Reply reply = get(&client);
   ASSERT_EQ(reply.result, CURLE_OK) << curl_easy_strerror(reply.result);
   EXPECT_EQ(reply.status, 200);
-  EXPECT_EQ(reply.body, "hello kvcache-operator");
+  EXPECT_EQ(reply.body, "hello kvcache-operator of kvcache:operator");
 }
 
 TEST_F(MutualTlsTest, NoCertificateOrAnotherCasFailsTheHandshake) {
   EXPECT_NE(get(nullptr).result, CURLE_OK) << "no client certificate";
-  const KeyPair stranger =
-      issueClient(other_ca_, "kvcache-operator", std::chrono::system_clock::now(), 1h).value();
+  const KeyPair stranger = issueClient(other_ca_, "kvcache-operator", "kvcache:operator",
+                                       std::chrono::system_clock::now(), 1h)
+                               .value();
   const Reply reply = get(&stranger);
   EXPECT_NE(reply.result, CURLE_OK) << "a certificate another CA signed, whatever its name";
   EXPECT_EQ(reply.status, 0);
@@ -121,8 +125,8 @@ TEST_F(MutualTlsTest, NoCertificateOrAnotherCasFailsTheHandshake) {
 
 TEST_F(MutualTlsTest, ANewClientCaIsTakenWithoutARestart) {
   const auto now = std::chrono::system_clock::now();
-  const KeyPair old_client = issueClient(ca_, "scraper", now, 1h).value();
-  const KeyPair new_client = issueClient(other_ca_, "scraper", now, 1h).value();
+  const KeyPair old_client = issueClient(ca_, "scraper", "", now, 1h).value();
+  const KeyPair new_client = issueClient(other_ca_, "scraper", "", now, 1h).value();
   ASSERT_EQ(get(&old_client).status, 200);
   writeFile(dir_ / "ca.crt", other_ca_.cert_pem);
   bool switched = false;

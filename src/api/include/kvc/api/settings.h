@@ -19,6 +19,7 @@ inline constexpr std::string_view kSettingDtypeOwned = "model-deployment-kv-cach
 inline constexpr std::string_view kSettingImagePullSecrets = "image-pull-secrets";
 inline constexpr std::string_view kSettingImagePullPolicy = "image-pull-policy";
 inline constexpr std::string_view kSettingTcpTwReuse = "model-deployment-tcp-tw-reuse";
+inline constexpr std::string_view kSettingStoreMetricsIdentity = "kv-cache-store-metrics-identity";
 
 // This project's store image (images/store, KVC_STORE_IMAGE in images/versions.env): the pinned
 // Mooncake wheel plus `kvcache store leader|member|survey`, which does the Lease election.
@@ -31,6 +32,9 @@ struct Settings {
   std::string image_pull_secrets;
   std::string image_pull_policy = "IfNotPresent";
   bool tcp_tw_reuse = false;
+  // The common name of the scraper's client certificate for the stores' admin API (Secret
+  // kvcache-store-metrics-client; docs/security.md).
+  std::string store_metrics_identity = "kvcache-store-metrics";
 };
 
 struct SettingsDecode {

@@ -15,6 +15,7 @@ struct CertificateFacts {
   SystemTime not_before;
   SystemTime not_after;
   std::string common_name;             // of the subject
+  std::string organization;            // of the subject, the first one
   std::vector<std::string> dns_names;  // subjectAltName DNS entries, in order
   bool signed_by_ca = false;           // verifies against the given CA bundle
   bool key_matches = false;            // the given private key belongs to it

@@ -18,7 +18,7 @@ struct ControllerSetup {
   std::string watch_namespace;
   std::string operator_namespace = "gpustack-system";
   int workers = 2;
-  AdminClientFactory stores;  // default: httpAdminClients()
+  AdminClientFactory stores;  // default: httpAdminClients() with the store credentials
   // The Settings, decoded once for every controller (so they never disagree, and a malformed
   // value is logged once); addControllers makes it from the Settings informer when unset.
   std::shared_ptr<const runtime::SettingsCache> settings;

@@ -26,9 +26,11 @@ Result<KeyPair> issueCa(const std::string& common_name, SystemTime now,
 Result<KeyPair> issueServing(const KeyPair& ca, const std::vector<std::string>& dns_names,
                              SystemTime now, std::chrono::seconds validity);
 
-// A client certificate (clientAuth) whose subject common name is the caller's identity,
-// signed by `ca`.
-Result<KeyPair> issueClient(const KeyPair& ca, const std::string& common_name, SystemTime now,
+// A client certificate (clientAuth) signed by `ca`: the subject's common name is the caller's
+// name, its organization (when not empty) the group the caller is authorized as, as Kubernetes
+// reads client certificates.
+Result<KeyPair> issueClient(const KeyPair& ca, const std::string& common_name,
+                            const std::string& organization, SystemTime now,
                             std::chrono::seconds validity);
 
 // The facts of the first certificate in `cert_pem`: validity, DNS names, whether `key_pem`

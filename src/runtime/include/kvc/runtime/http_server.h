@@ -13,8 +13,9 @@
 //   ones keep the one they were accepted with. A pair that does not load (half-written during a
 //   renewal) keeps the previous one and is tried again on the next tick.
 // - With a client CA (mutual TLS), a client must present a certificate that CA signed or its
-//   handshake fails; the handler sees the certificate's common name. The CA file is re-read with
-//   the pair. A failed handshake is logged with the client's address (at most a line a second).
+//   handshake fails; the handler sees the certificate's common name and organization. The CA file
+//   is re-read with the pair. A failed handshake is logged with the client's address (at most a
+//   line a second).
 // - stop() closes the listener and every connection, and returns once the threads have exited.
 
 #include <chrono>
@@ -38,6 +39,7 @@ struct HttpServerRequest {
   std::string peer_address;                    // "ip:port" of the client
   // Mutual TLS: the subject common name of the client's verified certificate; "" otherwise.
   std::string peer_common_name;
+  std::string peer_organization;  // the same certificate's organization (the caller's group)
 
   // The value of a header (name in lower case), or "" when absent.
   std::string header(const std::string& name) const;

@@ -63,6 +63,10 @@ public:
 struct AdminClientOptions {
   std::chrono::milliseconds timeout = kDefaultRequestTimeout;  // per request
   std::size_t max_body_bytes = kDefaultMaxBodyBytes;
+  // Set: https:// with mutual TLS (a managed master's admin proxy); unset: http://.
+  std::shared_ptr<const TlsCredentials> tls;
+  // See HttpRequest::connect_to.
+  std::string connect_to;
 };
 
 // Checks an admin address: `host:port` (IPv6 as `[addr]:port`), port 1..65535, no scheme, path

@@ -22,13 +22,26 @@ namespace kvc::store {
 inline constexpr std::chrono::milliseconds kDefaultRequestTimeout{5000};
 inline constexpr std::size_t kDefaultMaxBodyBytes = std::size_t{8} << 20;  // 8 MiB
 
+// Mutual TLS to a managed master's admin proxy (policy/store/admin_access.h), PEM text.
+struct TlsCredentials {
+  std::string ca_pem;    // the CAs the server's certificate must chain to
+  std::string cert_pem;  // the client's certificate
+  std::string key_pem;   // and its key
+};
+
 struct HttpRequest {
   std::string method = "GET";  // GET, PUT, DELETE, POST
-  std::string url;             // absolute: http://host:port/path?query
+  std::string url;             // absolute: http[s]://host:port/path?query
   std::string body;            // sent when non-empty
   std::string content_type;    // of `body`
   std::chrono::milliseconds timeout = kDefaultRequestTimeout;
   std::size_t max_body_bytes = kDefaultMaxBodyBytes;
+  // https:// URLs: the server's certificate is verified against tls->ca_pem, for the URL's host,
+  // and tls's certificate is presented. nullptr: plain http:// only.
+  std::shared_ptr<const TlsCredentials> tls;
+  // "host:port" to connect to instead of the URL's (its name is still the one verified): a
+  // Service's ClusterIP for a certificate that names the Service.
+  std::string connect_to;
 };
 
 struct HttpResponse {
@@ -47,7 +60,7 @@ public:
   virtual StoreResult<HttpResponse> send(const HttpRequest& request) = 0;
 };
 
-// The libcurl transport (plain HTTP only; http:// URLs).
+// The libcurl transport: http://, and https:// with TlsCredentials (mutual TLS).
 std::shared_ptr<HttpTransport> newCurlTransport();
 
 }  // namespace kvc::store

@@ -1,0 +1,59 @@
+#pragma once
+// The certificates of the managed stores' admin API (policy/store/store_credentials.h says which
+// Secrets and when each is issued), kept by the operator replica that runs the controllers: the
+// admin client factory asks for the operator's credentials before every call to a managed
+// master, and that is when the Secrets are read and, where the plan says so, written. A pass
+// runs at most every `period` while it succeeds (every `retry` after a failure), so a steady
+// cluster costs four GETs per period and no write.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "kvc/common/clock.h"
+#include "kvc/common/status.h"
+#include "kvc/kube/client.h"
+#include "kvc/store/http.h"
+
+namespace kvc::controllers {
+
+struct StoreCredentialOptions {
+  std::string namespace_name = "gpustack-system";
+  // The scraper's name (the Setting kv-cache-store-metrics-identity), read at each pass.
+  std::function<std::string()> metrics_identity;
+  std::chrono::seconds period{600};
+  std::chrono::seconds retry{5};
+};
+
+class StoreCredentialKeeper {
+public:
+  StoreCredentialKeeper(kube::ClientPtr client, StoreCredentialOptions options,
+                        const Clock& clock = realClock());
+
+  // The operator's client credentials (Secret kvcache-store-operator-client), after a pass when
+  // one is due; an error when there are none and the pass failed.
+  Result<std::shared_ptr<const store::TlsCredentials>> operatorCredentials();
+
+  // One pass now: read the four Secrets, issue what the plan says, write it.
+  Status syncOnce();
+
+private:
+  Status syncLocked();
+
+  kube::ClientPtr client_;
+  StoreCredentialOptions options_;
+  const Clock& clock_;
+  std::mutex mutex_;  // one pass at a time; guards the members below
+  std::optional<Clock::TimePoint> next_pass_;
+  std::shared_ptr<const store::TlsCredentials> current_;
+};
+
+// The admin-client factory for the controllers: http:// to an external master; https:// with
+// the keeper's credentials to a managed one (an address <name>.<store namespace>.svc[.cluster.
+// local]:9003, which only a managed backend's leader Service has).
+bool isManagedAdminAddress(const std::string& address, const std::string& store_namespace);
+
+}  // namespace kvc::controllers
