@@ -2,6 +2,7 @@
 
 #include "kvc/api/backend.h"
 #include "kvc/api/binding.h"
+#include "kvc/api/meta.h"
 #include "kvc/api/pool.h"
 #include "kvc/kube/resource.h"
 
@@ -25,6 +26,25 @@ policy::Lookup<api::KVCachePool> LiveClusterView::pool(std::string_view name) co
 
 policy::Lookup<api::KVCacheBackend> LiveClusterView::backend(std::string_view name) const {
   return backends_.getAs("", name, &api::backendFromJson);
+}
+
+LiveNamespaceLabels::LiveNamespaceLabels(kube::ClientPtr client, const runtime::Cache* namespaces,
+                                         std::chrono::milliseconds timeout)
+    : namespaces_(std::move(client), kube::resources::namespaces(), namespaces, timeout) {}
+
+Result<std::optional<LiveNamespaceLabels::Labels>> LiveNamespaceLabels::labels(
+    std::string_view namespace_name) const {
+  KVC_ASSIGN_OR_RETURN(std::optional<runtime::ObjectPtr> found,
+                       namespaces_.get("", namespace_name));
+  if (!found) {
+    return std::optional<Labels>();
+  }
+  const Json& object = **found;
+  KVC_ASSIGN_OR_RETURN(
+      api::ObjectMeta meta,
+      api::objectMetaFromJson(object.is_object() ? object.value("metadata", Json()) : Json(),
+                              "metadata"));
+  return std::optional<Labels>(std::move(meta.labels));
 }
 
 }  // namespace kvc::webhook

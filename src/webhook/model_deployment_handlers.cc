@@ -7,8 +7,11 @@
 namespace kvc::webhook {
 
 ModelDeploymentValidation::ModelDeploymentValidation(
-    std::shared_ptr<const policy::ClusterView> cluster, SettingsSource settings)
-    : cluster_(std::move(cluster)), settings_(std::move(settings)) {}
+    std::shared_ptr<const policy::ClusterView> cluster, SettingsSource settings,
+    NamespaceLabelsSource namespace_labels)
+    : cluster_(std::move(cluster)),
+      settings_(std::move(settings)),
+      namespace_labels_(std::move(namespace_labels)) {}
 
 AdmissionResponse ModelDeploymentValidation::admitModelDeployment(
     const AdmissionRequest& request) const {
@@ -34,9 +37,22 @@ AdmissionResponse ModelDeploymentValidation::admitModelDeployment(
     }
     admission.old = std::move(old).value();
   }
-  admission.dtype_owned =
-      settings_ ? settings_().kv_cache_dtype_owned : api::Settings{}.kv_cache_dtype_owned;
+  const api::Settings settings = settings_ ? settings_() : api::Settings{};
+  admission.dtype_owned = settings.kv_cache_dtype_owned;
+  admission.tcp_tw_reuse = settings.tcp_tw_reuse;
   const api::ModelDeployment& md = admission.deployment;
+  // The Pod Security level judges the rendered roles, which only the spec moves: a finalizer
+  // removal reads nothing.
+  if (namespace_labels_ && (admission.operation == policy::AdmissionOperation::Create ||
+                            admission.old->spec != md.spec)) {
+    auto labels = namespace_labels_(md.metadata.namespace_name);
+    if (!labels.ok()) {
+      return readFailure(request.uid, labels.status(),
+                         "reading the labels of namespace \"" + md.metadata.namespace_name +
+                             "\" (its Pod Security level)");
+    }
+    admission.namespace_labels = labels->value_or(std::map<std::string, std::string>());
+  }
   // Only a new deployment's binding is checked against the cluster (its transport); the block is
   // frozen afterwards.
   if (admission.operation == policy::AdmissionOperation::Create && md.spec.kv_cache &&

@@ -24,8 +24,12 @@
 //   operation:       CREATE|UPDATE (default CREATE)
 //   modelDeployment: the object; old: the stored one (UPDATE)
 //   dtypeOwned:      the Setting model-deployment-kv-cache-dtype-owned (default true)
+//   tcpTwReuse:      the Setting model-deployment-tcp-tw-reuse (default false)
 //   cluster:         inject/clusters/<name>.yaml: policy::lookUpAttachment reads the Binding's
 //                    pool and backend from it (absent: not looked up)
+//   namespaceLabels: the labels of the deployment's namespace, whose
+//                    pod-security.kubernetes.io/enforce level the roles' Pods are judged against
+//                    (absent: not looked up, no Pod Security check)
 //   golden:          the verdict (verdict.h)
 //
 // status  (policy::modelDeploymentStatus, modelDeploymentEvents, holdsBinding, setBindingUsedBy)
@@ -219,7 +223,8 @@ std::string renderCase(const Json& input) {
 // admission
 
 std::string admissionCase(const Json& input) {
-  onlyKeys(input, {"operation", "modelDeployment", "old", "dtypeOwned", "cluster"});
+  onlyKeys(input, {"operation", "modelDeployment", "old", "dtypeOwned", "tcpTwReuse", "cluster",
+                   "namespaceLabels"});
   ModelDeploymentAdmission request;
   const std::string operation = input.value("operation", std::string("CREATE"));
   if (operation != "CREATE" && operation != "UPDATE") {
@@ -232,6 +237,10 @@ std::string admissionCase(const Json& input) {
     request.old = deploymentAt(input, "old");
   }
   request.dtype_owned = input.value("dtypeOwned", true);
+  request.tcp_tw_reuse = input.value("tcpTwReuse", false);
+  if (input.contains("namespaceLabels")) {
+    request.namespace_labels = input["namespaceLabels"].get<std::map<std::string, std::string>>();
+  }
   if (input.contains("cluster") && request.deployment.spec.kv_cache) {
     cmd::ClusterFile cluster = clusterOf(input["cluster"].get<std::string>());
     auto found = lookUpAttachment(cluster.snapshot, request.deployment.metadata.namespace_name,

@@ -98,10 +98,17 @@ Result<std::unique_ptr<WebhookRunner>> WebhookRunner::create(runtime::Manager& m
   backends.resource = kube::resources::kvCacheBackends();
   KVC_ASSIGN_OR_RETURN(runner->backends_, manager.informerFor(backends));
   KVC_ASSIGN_OR_RETURN(runner->settings_, manager.informerFor(runtime::settingsInformerOptions()));
+  // Namespaces, for their labels only (a ModelDeployment's Pod Security level).
+  runtime::InformerOptions namespaces;
+  namespaces.resource = kube::resources::namespaces();
+  namespaces.transform = runtime::keepFields({});
+  KVC_ASSIGN_OR_RETURN(runner->namespaces_, manager.informerFor(namespaces));
 
   runner->view_ = std::make_shared<webhook::LiveClusterView>(
       manager.client(), &runner->bindings_->cache(), &runner->pools_->cache(),
       &runner->backends_->cache(), kLiveReadTimeout);
+  runner->namespace_labels_ = std::make_shared<webhook::LiveNamespaceLabels>(
+      manager.client(), &runner->namespaces_->cache(), kLiveReadTimeout);
   runner->settings_cache_ = std::make_shared<runtime::SettingsCache>(runner->settings_->cache());
   runner->events_ = std::make_shared<webhook::InjectionEvents>(manager.client(), manager.events());
   return runner;
@@ -130,12 +137,15 @@ Status WebhookRunner::start() {
   routes.backend = std::make_shared<webhook::BackendValidation>(
       [settings_cache] { return settings_cache->current(); });
   routes.model_deployment = std::make_shared<webhook::ModelDeploymentValidation>(
-      view_, [settings_cache] { return settings_cache->current(); });
+      view_, [settings_cache] { return settings_cache->current(); },
+      [labels = namespace_labels_](std::string_view namespace_name) {
+        return labels->labels(namespace_name);
+      });
   routes.metrics = &manager_->metrics();
   routes.ready = [this] {
     // A server exists only with its certificate loaded (it refuses to start without one).
     return serving_ && bindings_->hasSynced() && pools_->hasSynced() && backends_->hasSynced() &&
-           settings_->hasSynced();
+           settings_->hasSynced() && namespaces_->hasSynced();
   };
   runtime::HttpServerOptions server = webhook::defaultServerOptions();
   server.listen = {options_.address, options_.port};

@@ -1,8 +1,9 @@
 #pragma once
 // The admission webhooks inside `kvcache operator`: on every replica (no Lease needed), an HTTPS
-// server with the Pod mutate and freeze handlers and the pool and Binding validation, resolving
+// server with the Pod mutate and freeze handlers and the validation of our kinds, resolving
 // against the manager's informer caches (Bindings, pools, backends, the gpustack-settings
-// ConfigMap) with live reads on a miss, reporting decisions as metrics and Events.
+// ConfigMap, and namespaces for a ModelDeployment's Pod Security level) with live reads on a
+// miss, reporting decisions as metrics and Events.
 
 #include <atomic>
 #include <memory>
@@ -63,7 +64,9 @@ private:
   runtime::InformerPtr pools_;
   runtime::InformerPtr backends_;
   runtime::InformerPtr settings_;
+  runtime::InformerPtr namespaces_;
   std::shared_ptr<webhook::LiveClusterView> view_;
+  std::shared_ptr<webhook::LiveNamespaceLabels> namespace_labels_;
   std::shared_ptr<runtime::SettingsCache> settings_cache_;
   std::shared_ptr<webhook::InjectionEvents> events_;
   std::unique_ptr<runtime::HttpServer> server_;

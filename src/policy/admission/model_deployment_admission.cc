@@ -13,6 +13,7 @@
 #include "kvc/policy/inject/keys.h"
 #include "kvc/policy/inject/resolve.h"
 #include "kvc/policy/model_deployment/model_deployment_render.h"
+#include "model_deployment_pod_security.h"
 
 namespace kvc::policy {
 namespace {
@@ -132,6 +133,9 @@ public:
     }
     if (old_ == nullptr && engine.ok()) {
       transport();
+    }
+    for (FieldError& refused : modelDeploymentPodSecurityErrors(request_)) {
+      verdict_.errors.push_back(std::move(refused));
     }
     return std::move(verdict_);
   }

@@ -1,6 +1,7 @@
-// The injection webhook's view of the cluster against the in-process fake API server: the caches
-// first, live on a miss (or without caches) within the view's timeout; a live NotFound is "does
-// not exist", any other failure and an object that does not decode are errors, never "absent".
+// The injection webhook's view of the cluster, and the namespace labels ModelDeployment admission
+// reads, against the in-process fake API server: the caches first, live on a miss (or without
+// caches) within the view's timeout; a live NotFound is "does not exist", any other failure and
+// an object that does not decode are errors, never "absent".
 #include "kvc/webhook/live_cluster_view.h"
 
 #include <gmock/gmock.h>
@@ -199,6 +200,54 @@ TEST_F(LiveClusterViewTest, ALiveReadEndsAtTheViewsTimeout) {
   EXPECT_THAT(read, StatusIs(StatusCode::DeadlineExceeded,
                              HasSubstr("Deadline: GET " + std::string(kBindingPath) + ": ")));
   EXPECT_LT(took, std::chrono::seconds(5));
+}
+
+// --- namespace labels (ModelDeployment admission's Pod Security level) ------------------------
+
+constexpr std::string_view kNamespacePath = "/api/v1/namespaces/team-a";
+
+Json teamA() {
+  return Json::parse(R"({"apiVersion": "v1", "kind": "Namespace",
+    "metadata": {"name": "team-a", "labels": {"pod-security.kubernetes.io/enforce": "baseline"}}})");
+}
+
+TEST_F(LiveClusterViewTest, NamespaceLabelsComeFromTheCacheElseLive) {
+  answerStatus(500, "InternalError", "must not be asked");
+  runtime::Store namespaces;
+  put(namespaces, teamA());
+  const LiveNamespaceLabels cached_labels(client_, &namespaces, std::chrono::milliseconds(200));
+  auto labels = cached_labels.labels("team-a");
+  ASSERT_THAT(labels, IsOk());
+  ASSERT_TRUE(labels->has_value());
+  EXPECT_EQ((*labels)->at("pod-security.kubernetes.io/enforce"), "baseline");
+  EXPECT_EQ(server_.requestCount(), 0U);
+
+  serve({{std::string(kNamespacePath), teamA()}});
+  const LiveNamespaceLabels live(client_, nullptr, std::chrono::milliseconds(200));
+  labels = live.labels("team-a");
+  ASSERT_THAT(labels, IsOk());
+  ASSERT_TRUE(labels->has_value());
+  EXPECT_EQ((*labels)->size(), 1U);
+  ASSERT_EQ(server_.requests().size(), 1U);
+  EXPECT_EQ(server_.requests()[0].path, kNamespacePath);
+
+  // A namespace without labels has none; only a live NotFound is "does not exist".
+  serve({{std::string(kNamespacePath), Json::parse(R"({"metadata": {"name": "team-a"}})")}});
+  labels = live.labels("team-a");
+  ASSERT_THAT(labels, IsOk());
+  ASSERT_TRUE(labels->has_value());
+  EXPECT_TRUE((*labels)->empty());
+  serve({});
+  labels = cached_labels.labels("team-b");
+  ASSERT_THAT(labels, IsOk());
+  EXPECT_FALSE(labels->has_value());
+}
+
+TEST_F(LiveClusterViewTest, AFailedNamespaceReadIsAnErrorNotNoLabels) {
+  answerStatus(403, "Forbidden", "cannot get namespaces");
+  const LiveNamespaceLabels labels(client_, nullptr, std::chrono::milliseconds(200));
+  EXPECT_THAT(labels.labels("team-a"), StatusIs(StatusCode::PermissionDenied,
+                                                "Forbidden (HTTP 403): cannot get namespaces"));
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
-// The ModelDeployment validation adapter: what it reads (the dtype Setting; the Binding's chain
-// only on CREATE with spec.kvCache), how a failed read differs from a verdict, and how a verdict
-// becomes an AdmissionReview answer. The rules themselves are golden-tested
-// (test/golden/model-deployment/admission).
+// The ModelDeployment validation adapter: what it reads (the Settings; the Binding's chain only on
+// CREATE with spec.kvCache; the namespace's labels unless the spec stays), how a failed read
+// differs from a verdict, and how a verdict becomes an AdmissionReview answer. The rules themselves
+// are golden-tested (test/golden/model-deployment/admission).
 #include "kvc/webhook/model_deployment_handlers.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kvc/webhook/routes.h"
@@ -131,6 +133,103 @@ TEST(ModelDeploymentValidation, JudgesUpdatesAgainstTheStoredObjectAndAdmitsAFin
   Json released = stored;
   released["metadata"]["finalizers"] = Json::array();
   EXPECT_TRUE(validation.admitModelDeployment(review("UPDATE", released, stored)).allowed);
+}
+
+// A namespace-labels source answering `labels` for team-a, counting the reads.
+struct Namespaces {
+  std::map<std::string, std::string> labels;
+  int reads = 0;
+
+  ModelDeploymentValidation::NamespaceLabelsSource source() {
+    return [this](std::string_view namespace_name)
+               -> Result<std::optional<std::map<std::string, std::string>>> {
+      ++reads;
+      if (namespace_name != "team-a") {
+        return std::optional<std::map<std::string, std::string>>();
+      }
+      return std::optional<std::map<std::string, std::string>>(labels);
+    };
+  }
+};
+
+// Step 3 without a cache, its role privileged.
+Json privilegedRole() {
+  Json object = step3();
+  object["spec"].erase("kvCache");
+  object["spec"]["roles"][0]["privileged"] = true;
+  return object;
+}
+
+TEST(ModelDeploymentValidation, RefusesARoleTheNamespacesPodSecurityLevelWouldRefuse) {
+  Namespaces namespaces{{{"pod-security.kubernetes.io/enforce", "baseline"}}};
+  const ModelDeploymentValidation validation(std::make_shared<policy::ClusterSnapshot>(), nullptr,
+                                             namespaces.source());
+  AdmissionResponse response = validation.admitModelDeployment(review("CREATE", privilegedRole()));
+  ASSERT_FALSE(response.allowed);
+  EXPECT_EQ(response.code, 422);
+  ASSERT_EQ(response.causes.size(), 1u);
+  EXPECT_EQ(response.causes[0].field, "spec.roles[0].privileged");
+  for (const char* named :
+       {"namespace \"team-a\"", "level \"baseline\"", "pod-security.kubernetes.io/enforce",
+        "Remove spec.roles[0].privileged"}) {
+    EXPECT_NE(response.message.find(named), std::string::npos) << named << ": " << response.message;
+  }
+  EXPECT_EQ(namespaces.reads, 1);
+
+  // An update that leaves the role as it was is not refused for it; a finalizer removal reads
+  // nothing.
+  Json scaled = privilegedRole();
+  scaled["spec"]["roles"][0]["replicas"] = 4;
+  response = validation.admitModelDeployment(review("UPDATE", scaled, privilegedRole()));
+  EXPECT_TRUE(response.allowed) << response.message;
+  EXPECT_EQ(namespaces.reads, 2);
+  Json finalized = privilegedRole();
+  finalized["metadata"]["finalizers"] = {"worker.gpustack.ai/model-deployment"};
+  EXPECT_TRUE(
+      validation.admitModelDeployment(review("UPDATE", finalized, privilegedRole())).allowed);
+  EXPECT_EQ(namespaces.reads, 2);
+
+  // Without the label the namespace is privileged (the cluster default).
+  namespaces.labels.clear();
+  EXPECT_TRUE(validation.admitModelDeployment(review("CREATE", privilegedRole())).allowed);
+}
+
+TEST(ModelDeploymentValidation, NamesTheTcpTwReuseSettingForAnSGLangPrefillRole) {
+  Namespaces namespaces{{{"pod-security.kubernetes.io/enforce", "baseline"}}};
+  Json object = step3();
+  object["spec"].erase("kvCache");
+  object["spec"]["engine"]["name"] = "SGLang";
+  object["spec"]["roles"][0]["kind"] = "Prefill";
+  const ModelDeploymentValidation validation(
+      std::make_shared<policy::ClusterSnapshot>(),
+      [] {
+        api::Settings settings;
+        settings.tcp_tw_reuse = true;
+        return settings;
+      },
+      namespaces.source());
+  const AdmissionResponse response = validation.admitModelDeployment(review("CREATE", object));
+  ASSERT_FALSE(response.allowed);
+  ASSERT_EQ(response.causes.size(), 1u);
+  EXPECT_EQ(response.causes[0].field, "spec.roles[0]");
+  EXPECT_NE(response.message.find("the Setting model-deployment-tcp-tw-reuse"), std::string::npos)
+      << response.message;
+  EXPECT_NE(response.message.find("net.ipv4.tcp_tw_reuse"), std::string::npos) << response.message;
+}
+
+TEST(ModelDeploymentValidation, AFailedReadOfTheNamespaceIsAnInternalErrorNeverAVerdict) {
+  const ModelDeploymentValidation validation(
+      std::make_shared<policy::ClusterSnapshot>(), nullptr,
+      [](std::string_view) -> Result<std::optional<std::map<std::string, std::string>>> {
+        return permissionDenied("namespaces \"team-a\" is forbidden");
+      });
+  const AdmissionResponse response =
+      validation.admitModelDeployment(review("CREATE", privilegedRole()));
+  EXPECT_FALSE(response.allowed);
+  EXPECT_EQ(response.code, 500);
+  EXPECT_NE(response.message.find("labels of namespace \"team-a\""), std::string::npos)
+      << response.message;
+  EXPECT_NE(response.message.find("is forbidden"), std::string::npos) << response.message;
 }
 
 TEST(ModelDeploymentValidation, AMalformedObjectIsAnAnswerNeverACrash) {

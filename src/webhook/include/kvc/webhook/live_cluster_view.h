@@ -10,7 +10,11 @@
 // holds the Binding (HeldByWorkloads) instead of being injected against a released tenant.
 
 #include <chrono>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "kvc/kube/client.h"
 #include "kvc/policy/inject/cluster_view.h"
@@ -39,6 +43,24 @@ private:
   runtime::CachedReader bindings_;
   runtime::CachedReader pools_;
   runtime::CachedReader backends_;
+};
+
+// The labels of a namespace, for ModelDeployment admission's Pod Security level (the label
+// pod-security.kubernetes.io/enforce): from the namespaces informer's cache, live on a miss (a
+// namespace created a moment ago), each live read bounded by `timeout`. nullopt: the namespace
+// does not exist (a live NotFound); any other failure is an error, never "no labels".
+class LiveNamespaceLabels {
+public:
+  using Labels = std::map<std::string, std::string>;
+
+  // `namespaces` (the informer's cache, which must outlive this) may be null: always live.
+  LiveNamespaceLabels(kube::ClientPtr client, const runtime::Cache* namespaces,
+                      std::chrono::milliseconds timeout);
+
+  Result<std::optional<Labels>> labels(std::string_view namespace_name) const;
+
+private:
+  runtime::CachedReader namespaces_;
 };
 
 }  // namespace kvc::webhook

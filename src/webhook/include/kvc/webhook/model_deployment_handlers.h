@@ -1,11 +1,14 @@
 #pragma once
 // The validating admission of ModelDeployment (CREATE and UPDATE; contract §1 "Update rules",
 // §7.3, §8): the adapter between an AdmissionReview and policy::admitModelDeployment. What a rule
-// reads from outside: the Setting model-deployment-kv-cache-dtype-owned (the watched Settings),
-// and on CREATE with spec.kvCache what the Binding leads to — its pool and the pool's backend —
-// through the webhook's cluster view (informer caches, live on a miss). A read that fails for any
-// reason but NotFound is an internal error, never a verdict on the object; a missing Binding is
-// admitted with a warning (the controller reports it).
+// reads from outside: the Settings model-deployment-kv-cache-dtype-owned and
+// model-deployment-tcp-tw-reuse (the watched Settings); on CREATE with spec.kvCache what the
+// Binding leads to — its pool and the pool's backend — through the webhook's cluster view
+// (informer caches, live on a miss); and, on CREATE or an UPDATE that moves the spec, the labels
+// of the deployment's namespace, whose Pod Security level its roles' Pods must meet (the
+// namespaces informer, live on a miss). A read that fails for any reason but NotFound is an
+// internal error, never a verdict on the object; a missing Binding is admitted with a warning
+// (the controller reports it); a missing namespace has no level.
 //
 // Answers: an admission (with warnings), or one 422 Invalid refusal naming every field at fault;
 // a review whose object does not decode as a ModelDeployment is a 400. DELETE and CONNECT are not
@@ -13,7 +16,10 @@
 // finalizer removal) is always admitted.
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "kvc/api/settings.h"
@@ -28,16 +34,23 @@ inline constexpr std::string_view kValidateModelDeploymentPath =
 class ModelDeploymentValidation {
 public:
   using SettingsSource = std::function<api::Settings()>;
+  // The labels of a namespace; nullopt: it does not exist (LiveNamespaceLabels).
+  using NamespaceLabelsSource =
+      std::function<Result<std::optional<std::map<std::string, std::string>>>(
+          std::string_view namespace_name)>;
 
-  // Without a settings source the built-in Settings apply (tests).
+  // Without a settings source the built-in Settings apply; without a namespace-labels source no
+  // Pod Security level is judged (tests).
   ModelDeploymentValidation(std::shared_ptr<const policy::ClusterView> cluster,
-                            SettingsSource settings);
+                            SettingsSource settings,
+                            NamespaceLabelsSource namespace_labels = nullptr);
 
   AdmissionResponse admitModelDeployment(const AdmissionRequest& request) const;
 
 private:
   std::shared_ptr<const policy::ClusterView> cluster_;
   SettingsSource settings_;
+  NamespaceLabelsSource namespace_labels_;
 };
 
 }  // namespace kvc::webhook

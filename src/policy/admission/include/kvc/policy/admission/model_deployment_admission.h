@@ -26,14 +26,27 @@
 //   refused, vLLM-Ascend needs a group offering CANN). A missing Binding, pool or backend is not
 //   refused (the controller reports it; the deployment runs without a cache until it resolves):
 //   a warning says so.
+// - Pod Security (model_deployment_pod_security.cc): each role is rendered as the controller
+//   renders it and its Pod template evaluated (pod_security.h) against the level its namespace's
+//   label pod-security.kubernetes.io/enforce sets, since the API server would refuse every Pod of
+//   a role that fails it and the role would never run (its ReplicaSet reports FailedCreate). A
+//   violation names the role's field that causes it (spec.roles[i].privileged,
+//   spec.roles[i].additionalVolumes[k].hostPath; for the sysctl net.ipv4.tcp_tw_reuse of an
+//   SGLang Prefill role, the Setting model-deployment-tcp-tw-reuse), the namespace, the level and
+//   the fix. Under restricted, what no field can change (the engine Pods run as root, with no
+//   seccomp profile, capabilities or allowPrivilegeEscalation set) is said once, on
+//   metadata.namespace: the level cannot run this workload.
 //
 // Update rules: a rule that judges a value the update did not change is skipped, so an object
 // admitted under older rules is never stranded; an update that changes neither spec, labels nor
 // annotations (a finalizer removal) is never refused. One exception, §8's stored
 // --kv-cache-dtype: while the Setting is on, a stored ModelDeployment whose role carries the flag
 // keeps running (its own later value wins on the command line), but every other update is
-// refused until the flag is removed.
+// refused until the flag is removed. Pod Security on UPDATE refuses only a violation the stored
+// object's role of the same name did not have already (both judged at today's level and
+// Settings), so a namespace labelled after the fact strands nothing.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +80,10 @@ struct ModelDeploymentAdmission {
   api::ModelDeployment deployment;
   std::optional<api::ModelDeployment> old;  // UPDATE: the stored one
   bool dtype_owned = true;                  // the Setting model-deployment-kv-cache-dtype-owned
+  bool tcp_tw_reuse = false;                // the Setting model-deployment-tcp-tw-reuse
+  // The labels of the deployment's namespace, for its Pod Security level; nullopt: not looked up
+  // (no Pod Security check).
+  std::optional<std::map<std::string, std::string>> namespace_labels;
   // CREATE with spec.kvCache: the lookup; nullopt: not looked up (no transport check).
   std::optional<AttachmentLookup> attachment;
 };
