@@ -12,8 +12,11 @@
 
 namespace kvc::webhook {
 
-// The limits for admission: bodies up to 8 MiB (a review carries whole Pods, two of them on
-// UPDATE), keep-alive connections idle up to 90 s (the API server reuses them), two threads.
+// The limits for admission, each explained in docs/webhook.md#hostile-callers: bodies up to
+// 8 MiB (a review carries whole objects, two of them on UPDATE) of the shape kReviewShapeLimits,
+// headers up to 16 KiB, targets 4 KiB; the header within 5 s and the whole request within 10 s
+// of its first byte; keep-alive connections idle up to 90 s (the API server reuses them); 128
+// connections, 64 from one address; 24 MiB of bodies over 64 KiB in flight; two threads.
 runtime::HttpServerOptions defaultServerOptions();
 
 // Binds, loads the certificate and starts serving `routes`.
