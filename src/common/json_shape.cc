@@ -65,7 +65,9 @@ private:
   }
 
   void open(bool object) {
-    addValue();  // the container itself
+    if (open_.empty()) {
+      addValue();  // the outermost container; any other was counted where it stands
+    }
     open_.push_back({object, 0});
     first_pending_ = true;
     expecting_key_ = object;

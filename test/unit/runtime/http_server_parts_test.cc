@@ -52,13 +52,15 @@ TEST(ConnectionSlotsTest, EvictsNeverServedBeforeLongestWaitingAndNeverABusyOne)
 TEST(ConnectionSlotsTest, APeerAtItsCapEvictsOnlyItsOwn) {
   ConnectionSlots slots(10, 2);
   auto other = std::make_shared<FakeConnection>();
+  auto cx = std::make_shared<FakeConnection>();
+  auto cy = std::make_shared<FakeConnection>();
   slots.admit("10.0.0.9", other);  // waiting longest, but another peer's
-  const auto x = slots.admit("10.0.0.1", std::make_shared<FakeConnection>()).id;
-  const auto y = slots.admit("10.0.0.1", std::make_shared<FakeConnection>()).id;
+  const auto x = slots.admit("10.0.0.1", cx).id;
+  const auto y = slots.admit("10.0.0.1", cy).id;
   ASSERT_TRUE(slots.setBusy(x, true));
   auto admitted = slots.admit("10.0.0.1", std::make_shared<FakeConnection>());
   EXPECT_NE(admitted.id, 0u);
-  ASSERT_NE(admitted.evicted, nullptr);
+  EXPECT_EQ(admitted.evicted, cy);
   EXPECT_EQ(admitted.evicted_peer, "10.0.0.1");
   EXPECT_FALSE(slots.setWaiting(y));
   ASSERT_TRUE(slots.setBusy(admitted.id, true));
