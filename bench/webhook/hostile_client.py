@@ -55,6 +55,7 @@ def bodies(size):
 class Target:
     def __init__(self, args):
         self.host, self.port = args.host, args.port
+        self.source = (args.source, 0) if args.source else None
         self.tls = None
         if not args.plain:
             self.tls = ssl.create_default_context()
@@ -63,7 +64,7 @@ class Target:
 
     async def connect(self, tls=True):
         return await asyncio.wait_for(asyncio.open_connection(
-            self.host, self.port, ssl=self.tls if tls else None,
+            self.host, self.port, ssl=self.tls if tls else None, local_addr=self.source,
             server_hostname=self.host if (tls and self.tls) else None), 15)
 
 
@@ -173,6 +174,7 @@ async def main():
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=443)
     parser.add_argument("--plain", action="store_true", help="HTTP, not HTTPS")
+    parser.add_argument("--source", help="the local address to connect from (another peer)")
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--deep", type=int, default=0)
     parser.add_argument("--big", type=int, default=0)
