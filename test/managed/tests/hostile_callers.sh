@@ -163,7 +163,7 @@ for r in "${replicas[@]}"; do
   kvc_log "replica ${r% *}: peak RSS $hwm MiB (before the attack ${hwm_before[$r]}; sampled during the creates: $sampled MiB; the container's cgroup peak $((cg_peak / 1048576)) MiB)"
   # The attack's peak: VmHWM when the attack raised it, else the highest sample.
   peak=$([ "$hwm" -gt "${hwm_before[$r]}" ] && echo "$hwm" || echo "$sampled")
-  bound=$((rss_before[$r] + bound_delta_mib))
+  bound=$(( ${rss_before[$r]} + bound_delta_mib ))
   kvc_assert_eq "replica ${r% *}'s peak RSS under attack ($peak MiB) is under the stated bound (${rss_before[$r]} + $bound_delta_mib MiB)" yes \
     "$([ "$peak" -gt 0 ] && [ "$peak" -lt "$bound" ] && echo yes || echo no)"
 done
