@@ -8,10 +8,12 @@
 #include <memory>
 
 #include "internal/cluster_file.h"
+#include "kvc/runtime/allocator.h"
 #include "kvc/webhook/routes.h"
 #include "kvc/webhook/server.h"
 
 int main(int argc, char** argv) {
+  kvc::runtime::tuneAllocatorForCaches();  // as `kvcache operator` does
   if (argc != 5) {
     std::cerr << "usage: bench_webhook_server CLUSTER.yaml CERT KEY THREADS\n";
     return 2;

@@ -26,6 +26,10 @@
 #include <utility>
 #include <vector>
 
+#include "internal/body_budget.h"
+#include "internal/connection_slots.h"
+#include "internal/refusal_log.h"
+
 namespace kvc::runtime {
 
 namespace asio = boost::asio;
@@ -37,9 +41,11 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 namespace {
 
-constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
 constexpr auto kDrainTimeout = std::chrono::seconds(2);
 constexpr std::size_t kMaxDrainBytes = 64 * 1024 * 1024;
+// What one read asks for; the read buffer holds at most a header and one such chunk.
+constexpr std::size_t kReadChunk = 16 * 1024;
+constexpr auto kRefusalSummaryInterval = std::chrono::seconds(1);
 
 // What identifies a version of the certificate files on disk.
 struct FileStamp {
@@ -65,6 +71,8 @@ Result<std::shared_ptr<ssl::context>> loadTlsContext(const HttpServerOptions& op
   context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                        ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
                        ssl::context::single_dh_use);
+  // An idle connection keeps no TLS read and write buffers (~34 KiB), only its session state.
+  SSL_CTX_set_mode(context->native_handle(), SSL_MODE_RELEASE_BUFFERS);
   boost::system::error_code ec;
   context->use_certificate_chain_file(cert_file, ec);
   if (ec) {
@@ -111,12 +119,20 @@ std::string lowerCased(std::string_view text) {
   return out;
 }
 
-// A connection, as the server sees it: something stop() can close.
-class Connection {
-public:
-  virtual ~Connection() = default;
-  virtual void abort() = 0;
-};
+bool isJson(const std::string& content_type) {
+  return lowerCased(content_type).rfind("application/json", 0) == 0;
+}
+
+std::string peerOf(const tcp::endpoint& endpoint) {
+  const std::string host = endpoint.address().to_string();
+  return (endpoint.address().is_v6() ? "[" + host + "]" : host) + ":" +
+         std::to_string(endpoint.port());
+}
+
+std::string durationText(std::chrono::milliseconds d) {
+  return d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + " s"
+                               : std::to_string(d.count()) + " ms";
+}
 
 }  // namespace
 
@@ -140,8 +156,12 @@ public:
   Impl(HttpServerOptions options, HttpHandler handler)
       : options_(std::move(options)),
         handler_(std::move(handler)),
+        slots_(options_.max_connections, options_.max_connections_per_peer),
+        budget_(options_.body_budget_bytes),
+        refusals_(options_.on_refusal),
         acceptor_(control_),
-        reload_timer_(control_) {}
+        reload_timer_(control_),
+        summary_timer_(control_) {}
 
   Status listen() {
     if (options_.cert_file.empty() != options_.key_file.empty()) {
@@ -179,6 +199,7 @@ public:
                          ec.message());
     }
     port_ = acceptor_.local_endpoint().port();
+    refusals_.setServer(address());
     return okStatus();
   }
 
@@ -190,6 +211,7 @@ public:
     if (tls()) {
       scheduleReload();
     }
+    scheduleSummary();
     const int threads = std::max(1, options_.threads);
     for (int i = 0; i < threads; ++i) {
       threads_.emplace_back([this] { io_.run(); });
@@ -229,52 +251,24 @@ public:
     }
   }
 
-  // A client whose TLS handshake failed (no certificate, an untrusted one, plain HTTP on the TLS
-  // port): logged with who it was, at most one line a second (the rest counted in the next).
-  void refusedHandshake(const std::string& peer, const beast::error_code& ec) {
-    if (ec == asio::error::operation_aborted || ec == beast::error::timeout) {
-      return;  // stopping, or a client that went quiet: nothing refused
-    }
-    std::lock_guard lock(refusals_mutex_);
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_refusal_log_ < std::chrono::seconds(1)) {
-      ++refusals_unlogged_;
-      return;
-    }
-    spdlog::warn("http server {}: TLS handshake from {} refused: {}{}", address(),
-                 peer.empty() ? "an unknown peer" : peer, ec.message(),
-                 refusals_unlogged_ > 0
-                     ? " (and " + std::to_string(refusals_unlogged_) + " more since the last line)"
-                     : "");
-    refusals_unlogged_ = 0;
-    last_refusal_log_ = now;
-  }
-
-  // Remembers an open connection for closeAll(); drops the entries of the ones that ended.
-  void track(const std::shared_ptr<Connection>& connection) {
-    std::lock_guard lock(connections_mutex_);
-    std::erase_if(connections_, [](const std::weak_ptr<Connection>& c) { return c.expired(); });
-    connections_.insert(connection);
-  }
+  ConnectionSlots& slots() { return slots_; }
+  BodyBudget& budget() { return budget_; }
+  RefusalLog& refusals() { return refusals_; }
 
 private:
   void accept();
+  void admit(tcp::socket socket);
   void scheduleReload();
   void reloadIfChanged();
+  void scheduleSummary();
 
   void closeAll() {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
     reload_timer_.cancel();
-    std::set<std::weak_ptr<Connection>, std::owner_less<std::weak_ptr<Connection>>> open;
-    {
-      std::lock_guard lock(connections_mutex_);
-      open.swap(connections_);
-    }
-    for (const auto& weak : open) {
-      if (auto connection = weak.lock()) {
-        connection->abort();
-      }
+    summary_timer_.cancel();
+    for (const auto& connection : slots_.all()) {
+      connection->abort();
     }
   }
 
@@ -286,12 +280,9 @@ private:
   HttpServerOptions options_;
   HttpHandler handler_;
 
-  std::mutex connections_mutex_;
-  std::set<std::weak_ptr<Connection>, std::owner_less<std::weak_ptr<Connection>>> connections_;
-
-  std::mutex refusals_mutex_;
-  std::chrono::steady_clock::time_point last_refusal_log_{};
-  std::size_t refusals_unlogged_ = 0;
+  ConnectionSlots slots_;
+  BodyBudget budget_;
+  RefusalLog refusals_;
 
   mutable std::mutex context_mutex_;
   std::shared_ptr<ssl::context> context_;
@@ -306,6 +297,7 @@ private:
   asio::strand<asio::io_context::executor_type> control_{asio::make_strand(io_)};
   tcp::acceptor acceptor_;
   asio::steady_timer reload_timer_;
+  asio::steady_timer summary_timer_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stopped_{false};
   int port_ = 0;
@@ -313,79 +305,238 @@ private:
 
 namespace {
 
-// One keep-alive connection. `Stream` is a beast::tcp_stream or a TlsStream over one.
+// One keep-alive connection. `Stream` is a beast::tcp_stream or a TlsStream over one. Its life:
+// (TLS: wait for the first bytes, handshake) then, per request, wait for the first byte, read
+// the header, read the body, answer. Waiting it may be evicted (ConnectionSlots); every other
+// step has its deadline.
 template <typename Stream>
 class Session : public Connection, public std::enable_shared_from_this<Session<Stream>> {
 public:
   static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
 
-  Session(Stream stream, HttpServer::Impl& server, std::shared_ptr<ssl::context> context)
-      : stream_(std::move(stream)), server_(server), context_(std::move(context)) {}
+  Session(Stream stream, HttpServer::Impl& server, std::shared_ptr<ssl::context> context,
+          std::string peer)
+      : stream_(std::move(stream)),
+        server_(server),
+        context_(std::move(context)),
+        peer_(std::move(peer)),
+        buffer_(server.options().max_header_bytes + kReadChunk) {}
 
-  void start() {
+  ~Session() override {
+    giveBack();
+    server_.slots().release(slot_);
+  }
+
+  void start(std::uint64_t slot) {
+    slot_ = slot;
+    accepted_ = std::chrono::steady_clock::now();
     if constexpr (kTls) {
-      beast::get_lowest_layer(stream_).expires_after(kHandshakeTimeout);
-      stream_.async_handshake(ssl::stream_base::server,
-                              [self = this->shared_from_this()](beast::error_code ec) {
-                                if (ec) {
-                                  self->server_.refusedHandshake(self->peer(), ec);
-                                  return;
-                                }
-                                self->peer_subject_ = peerSubject(self->stream_.native_handle());
-                                self->read();
-                              });
+      awaitHello();
     } else {
-      read();
+      awaitRequest();
     }
   }
 
   // Closes the connection on its own strand, where every other use of stream_ runs.
   void abort() override {
-    asio::post(beast::get_lowest_layer(stream_).get_executor(), [self = this->shared_from_this()] {
+    asio::post(lowest().get_executor(), [self = this->shared_from_this()] {
       beast::error_code ignored;
-      auto& socket = beast::get_lowest_layer(self->stream_).socket();
+      auto& socket = self->lowest().socket();
       socket.shutdown(tcp::socket::shutdown_both, ignored);
       socket.close(ignored);
     });
   }
 
 private:
-  void read() {
-    parser_.emplace();
-    parser_->body_limit(server_.options().max_body_bytes);
-    beast::get_lowest_layer(stream_).expires_after(server_.options().idle_timeout);
-    http::async_read(
-        stream_, buffer_, *parser_,
-        [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->onRead(ec); });
+  const HttpServerOptions& limits() const { return server_.options(); }
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
+  void refuse(std::string_view reason, const std::string& detail) {
+    server_.refusals().refuse(reason, peer_, detail);
   }
 
-  void onRead(beast::error_code ec) {
-    if (ec == http::error::end_of_stream) {
-      close();
-      return;
-    }
-    if (ec == http::error::body_limit) {
-      draining_ = true;  // answer, then read what the client still sends before closing
-      respond({413, "text/plain; charset=utf-8", "request body too large\n"}, 11, false);
-      return;
-    }
+  // TLS: until its first bytes arrive the connection waits (and may be evicted); the handshake
+  // must end within handshake_timeout of accept.
+  void awaitHello() {
+    lowest().expires_at(accepted_ + limits().handshake_timeout);
+    lowest().async_read_some(buffer_.prepare(2048),
+                             [self = this->shared_from_this()](
+                                 beast::error_code ec, std::size_t n) { self->onHello(ec, n); });
+  }
+
+  void onHello(beast::error_code ec, std::size_t n) {
     if (ec) {
-      return;  // timeout, reset, truncated: nothing to answer
+      handshakeFailed(ec);
+      return;
     }
-    const auto& message = parser_->get();
+    buffer_.commit(n);
+    if (!server_.slots().setBusy(slot_, false)) {
+      return;  // evicted meanwhile
+    }
+    if constexpr (kTls) {
+      stream_.async_handshake(
+          ssl::stream_base::server, buffer_.data(),
+          [self = this->shared_from_this()](beast::error_code handshake, std::size_t) {
+            self->buffer_.consume(self->buffer_.size());  // all handed to OpenSSL
+            if (handshake) {
+              self->handshakeFailed(handshake);
+            } else {
+              self->peer_subject_ = peerSubject(self->stream_.native_handle());
+              self->awaitRequest();
+            }
+          });
+    }
+  }
+
+  // A timeout, or a client refused by TLS itself (no certificate or an untrusted one where the
+  // server asks for one, plain HTTP on the TLS port): logged with who it was.
+  void handshakeFailed(beast::error_code ec) {
+    if (ec == beast::error::timeout) {
+      refuse("handshake_timeout",
+             "no TLS handshake within " + durationText(limits().handshake_timeout) + " of accept");
+    } else if (ec != asio::error::operation_aborted && ec != asio::error::eof &&
+               ec != asio::error::connection_reset) {
+      refuse("handshake_refused", "TLS handshake refused: " + ec.message());
+    }
+  }
+
+  // Waiting for a request's first byte, for idle_timeout; the connection may be evicted.
+  void awaitRequest() {
+    if (!server_.slots().setWaiting(slot_)) {
+      return;
+    }
+    if (buffer_.size() > 0) {
+      beginRequest();  // pipelined: the next request is here already
+      return;
+    }
+    buffer_.shrink_to_fit();
+    lowest().expires_after(limits().idle_timeout);
+    stream_.async_read_some(buffer_.prepare(kReadChunk), [self = this->shared_from_this()](
+                                                             beast::error_code ec, std::size_t n) {
+      if (ec) {
+        return;  // idle timeout, closed by the client, evicted: nothing to answer
+      }
+      self->buffer_.commit(n);
+      self->beginRequest();
+    });
+  }
+
+  void beginRequest() {
+    if (!server_.slots().setBusy(slot_, true)) {
+      return;
+    }
+    request_start_ = std::chrono::steady_clock::now();
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(limits().max_header_bytes));
+    parser_->body_limit(limits().max_body_bytes);
+    lowest().expires_at(request_start_ +
+                        std::min(limits().header_timeout, limits().request_timeout));
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) {
+                                self->readFailed(ec, true);
+                              } else {
+                                self->onHeader();
+                              }
+                            });
+  }
+
+  void onHeader() {
+    const auto& header = parser_->get();
+    if (header.target().size() > limits().max_target_bytes) {
+      refuse("target_too_long",
+             "request target over " + std::to_string(limits().max_target_bytes) + " bytes");
+      answerRefusal(414, "request target too long\n");
+      return;
+    }
+    const auto length = parser_->content_length();
+    const std::size_t declared = length ? static_cast<std::size_t>(*length)
+                                        : (parser_->chunked() ? limits().max_body_bytes : 0);
+    if (declared > limits().small_body_bytes) {
+      if (!server_.budget().take(declared)) {
+        refuse("body_budget", "a body of " + std::to_string(declared) + " bytes with " +
+                                  std::to_string(server_.budget().used()) + " of " +
+                                  std::to_string(server_.budget().capacity()) +
+                                  " bytes of bodies in flight");
+        answerRefusal(503, "too many large requests in flight, retry\n");
+        return;
+      }
+      charged_ = declared;
+    }
+    lowest().expires_at(request_start_ + limits().request_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                       if (ec) {
+                         self->readFailed(ec, false);
+                       } else {
+                         self->onBody();
+                       }
+                     });
+  }
+
+  // A read that ended the request early: a deadline, a limit, a malformed request, or the
+  // client gone (nothing to answer).
+  void readFailed(beast::error_code ec, bool header) {
+    if (ec == beast::error::timeout) {  // the stream closed the socket
+      refuse(header ? "header_timeout" : "request_timeout",
+             header ? "no complete header within " + durationText(limits().header_timeout)
+                    : "no complete body within " + durationText(limits().request_timeout) +
+                          " of the request's first byte");
+    } else if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
+      refuse("header_too_large",
+             "header over " + std::to_string(limits().max_header_bytes) + " bytes");
+      answerRefusal(431, "request header fields too large\n");
+    } else if (ec == http::error::body_limit) {
+      refuse("body_too_large", "body over " + std::to_string(limits().max_body_bytes) + " bytes");
+      answerRefusal(413, "request body too large\n");
+    } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
+               ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      refuse("malformed", "malformed request: " + ec.message());
+      answerRefusal(400, "malformed request\n");
+    }
+  }
+
+  void onBody() {
+    auto& message = parser_->get();
     HttpServerRequest request;
     request.method = std::string(message.method_string());
     request.target = std::string(message.target());
     request.path = request.target.substr(0, request.target.find('?'));
-    request.body = message.body();
+    request.body = std::move(message.body());
+    request.peer_address = peer_;
     request.peer_common_name = peer_subject_.first;
     request.peer_organization = peer_subject_.second;
-    request.peer_address = peer();
     for (const auto& field : message) {
       const auto name = field.name_string();
       request.headers[lowerCased({name.data(), name.size()})] = std::string(field.value());
     }
-    respond(server_.dispatch(request), message.version(), message.keep_alive());
+    const unsigned version = message.version();
+    const bool keep_alive = message.keep_alive();
+    parser_.reset();
+    if (limits().json.max_depth != 0 && isJson(request.header("content-type"))) {
+      if (auto refusal = checkJsonShape(request.body, limits().json)) {
+        refuse(refusal->limit, refusal->message);
+        giveBack();
+        respond({400, "text/plain; charset=utf-8", refusal->message + "\n"}, version, false);
+        return;
+      }
+    }
+    HttpServerResponse response = server_.dispatch(request);
+    request = HttpServerRequest();  // the body goes before the answer is written
+    giveBack();
+    respond(std::move(response), version, keep_alive);
+  }
+
+  // An answer to a refused request, then a lingering close (the client may still be sending).
+  void answerRefusal(int status, std::string body) {
+    giveBack();
+    draining_ = true;
+    respond({status, "text/plain; charset=utf-8", std::move(body)}, 11, false);
+  }
+
+  void giveBack() {
+    server_.budget().give(charged_);
+    charged_ = 0;
   }
 
   void respond(HttpServerResponse response, unsigned version, bool keep_alive) {
@@ -393,16 +544,25 @@ private:
         static_cast<http::status>(response.status), version);
     reply->set(http::field::server, "kvcache-operator");
     reply->set(http::field::content_type, response.content_type);
+    if (response.status == 503) {
+      reply->set(http::field::retry_after, "1");
+    }
     reply->keep_alive(keep_alive);
     reply->body() = std::move(response.body);
     reply->prepare_payload();
+    lowest().expires_after(limits().write_timeout);
     http::async_write(stream_, *reply,
                       [self = this->shared_from_this(), reply](beast::error_code ec, std::size_t) {
+                        if (ec == beast::error::timeout) {
+                          self->refuse("write_timeout",
+                                       "the answer was not read within " +
+                                           durationText(self->limits().write_timeout));
+                        }
                         if (ec) {
                           return;
                         }
                         if (reply->keep_alive()) {
-                          self->read();
+                          self->awaitRequest();
                         } else if (self->draining_) {
                           self->drain();
                         } else {
@@ -412,10 +572,11 @@ private:
   }
 
   // Lingering close (as web servers do after an early answer): a client still sending the rest
-  // of an oversized body would otherwise get a reset instead of reading the 413.
+  // of an oversized body would otherwise get a reset instead of reading the answer.
   void drain() {
-    beast::get_lowest_layer(stream_).expires_after(kDrainTimeout);
-    stream_.async_read_some(asio::buffer(scratch_),
+    buffer_.consume(buffer_.size());
+    lowest().expires_after(kDrainTimeout);
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
                             [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
                               self->drained_ += n;
                               if (ec || self->drained_ > kMaxDrainBytes) {
@@ -428,7 +589,7 @@ private:
 
   void close() {
     if constexpr (kTls) {
-      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(5));
+      lowest().expires_after(std::chrono::seconds(5));
       stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {});
     } else {
       beast::error_code ignored;
@@ -436,30 +597,43 @@ private:
     }
   }
 
-  // "ip:port" of the client, or "" once the socket is gone.
-  std::string peer() const {
-    beast::error_code ec;
-    const auto endpoint = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
-    return ec ? std::string()
-              : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
-  }
-
   Stream stream_;
   HttpServer::Impl& server_;
   std::shared_ptr<ssl::context> context_;  // keeps the certificate this connection was given
+  const std::string peer_;
+  std::uint64_t slot_ = 0;
+  std::chrono::steady_clock::time_point accepted_;
+  std::chrono::steady_clock::time_point request_start_;
   std::pair<std::string, std::string> peer_subject_;  // {common name, organization}
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  std::size_t charged_ = 0;  // taken from the body budget by the request in progress
   bool draining_ = false;
   std::size_t drained_ = 0;
-  std::array<char, 16384> scratch_{};
 };
 
 template <typename Stream>
-void startSession(HttpServer::Impl& server, Stream stream, std::shared_ptr<ssl::context> context) {
-  auto session = std::make_shared<Session<Stream>>(std::move(stream), server, std::move(context));
-  server.track(session);
-  session->start();
+void startSession(HttpServer::Impl& server, Stream stream, std::shared_ptr<ssl::context> context,
+                  const tcp::endpoint& peer) {
+  auto session = std::make_shared<Session<Stream>>(std::move(stream), server, std::move(context),
+                                                   peerOf(peer));
+  auto admission = server.slots().admit(peer.address().to_string(), session);
+  const HttpServerOptions& o = server.options();
+  if (admission.evicted) {
+    admission.evicted->abort();
+    server.refusals().refuse("idle_evicted", admission.evicted_peer,
+                             "closed while waiting, its slot taken by a new connection");
+  }
+  if (admission.id == 0) {
+    const bool peer_cap = admission.refusal == "peer_connections";
+    server.refusals().refuse(
+        admission.refusal, peerOf(peer),
+        std::to_string(peer_cap ? o.max_connections_per_peer : o.max_connections) +
+            (peer_cap ? " connections open from this address" : " connections open") +
+            ", none waiting: connection closed");
+    return;  // the session, never started, closes the socket
+  }
+  session->start(admission.id);
 }
 
 }  // namespace
@@ -478,14 +652,34 @@ void HttpServer::Impl::accept() {
       }
       return;
     }
-    socket.set_option(tcp::no_delay(true), ec);
-    if (tls()) {
-      auto context = currentContext();
-      startSession(*this, TlsStream(beast::tcp_stream(std::move(socket)), *context), context);
-    } else {
-      startSession(*this, beast::tcp_stream(std::move(socket)), nullptr);
-    }
+    admit(std::move(socket));
     accept();
+  });
+}
+
+void HttpServer::Impl::admit(tcp::socket socket) {
+  beast::error_code ec;
+  socket.set_option(tcp::no_delay(true), ec);
+  const tcp::endpoint peer = socket.remote_endpoint(ec);
+  if (ec) {
+    return;  // gone already
+  }
+  if (tls()) {
+    auto context = currentContext();
+    startSession(*this, TlsStream(beast::tcp_stream(std::move(socket)), *context), context, peer);
+  } else {
+    startSession(*this, beast::tcp_stream(std::move(socket)), nullptr, peer);
+  }
+}
+
+void HttpServer::Impl::scheduleSummary() {
+  summary_timer_.expires_after(kRefusalSummaryInterval);
+  summary_timer_.async_wait([this](beast::error_code ec) {
+    if (ec || stopped_) {
+      return;
+    }
+    refusals_.summarize();
+    scheduleSummary();
   });
 }
 

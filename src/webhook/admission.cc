@@ -20,6 +20,9 @@ Result<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
     return invalidArgument("the request body is larger than " + std::to_string(kMaxReviewBytes) +
                            " bytes");
   }
+  if (auto refusal = checkJsonShape(body, kReviewShapeLimits)) {
+    return invalidArgument(refusal->message);
+  }
   Json review = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (review.is_discarded() || !review.is_object()) {
     return invalidArgument("the request body is not a JSON object");

@@ -8,10 +8,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "kvc/kube/client.h"
 #include "kvc/runtime/metrics.h"
@@ -72,7 +78,13 @@ TEST(HttpServerTest, ServesTheHandlersAnswersOnAnEphemeralPort) {
 // A raw keep-alive connection: one request written, the answer read.
 class RawConnection {
 public:
-  explicit RawConnection(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+  // From `from` (any 127.0.0.0/8 address: a second peer for the per-address cap).
+  explicit RawConnection(int port, const char* from = "127.0.0.1")
+      : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    ::inet_pton(AF_INET, from, &local.sin_addr);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof(local));
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -86,6 +98,10 @@ public:
   bool connected() const { return connected_; }
   void send(const std::string& text) {
     ASSERT_EQ(::write(fd_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  }
+  // Writes what the socket takes (a peer that closed takes nothing).
+  void trySend(const std::string& text) {
+    [[maybe_unused]] auto n = ::send(fd_, text.data(), text.size(), MSG_NOSIGNAL);
   }
   // What arrives until the peer closes or `timeout` passes.
   std::string receive(std::chrono::milliseconds timeout) {
@@ -101,6 +117,22 @@ public:
       }
       out.append(buffer, static_cast<std::size_t>(n));
     }
+  }
+  // The status line of the next answer, as soon as it is here; "" when the peer closes first.
+  std::string statusLine(std::chrono::milliseconds timeout) {
+    timeval tv{0, static_cast<suseconds_t>(timeout.count() * 1000)};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    std::string out;
+    char c = 0;
+    while (out.size() < 2 || out.compare(out.size() - 2, 2, "\r\n") != 0) {
+      const ssize_t n = ::read(fd_, &c, 1);
+      if (n <= 0) {
+        closed_ = n == 0;
+        return "";
+      }
+      out.push_back(c);
+    }
+    return out.substr(0, out.size() - 2);
   }
   bool closedByPeer() const { return closed_; }
   void finishSending() { ::shutdown(fd_, SHUT_WR); }
@@ -223,6 +255,207 @@ TEST(MetricsTest, CollectorsSharingAFamilyGetOneHeaderAndGroupedSamples) {
             "workqueue_depth{name=\"a\"} 1\nworkqueue_depth{name=\"b\"} 1\n"
             "# HELP workqueue_adds_total Adds\n# TYPE workqueue_adds_total counter\n"
             "workqueue_adds_total{name=\"a\"} 2\nworkqueue_adds_total{name=\"b\"} 2\n");
+}
+
+}  // namespace
+}  // namespace kvc::runtime
+
+namespace kvc::runtime {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A plain server with small limits, counting its refusals by reason.
+class LimitsTest : public testing::Test {
+protected:
+  void start(HttpServerOptions options) {
+    options.on_refusal = [this](std::string_view reason) {
+      std::lock_guard lock(mutex_);
+      ++refusals_[std::string(reason)];
+    };
+    auto server = HttpServer::create(std::move(options), [this](const HttpServerRequest& r) {
+      ++handled_;
+      return HttpServerResponse{200, "text/plain", "ok " + std::to_string(r.body.size()) + "\n"};
+    });
+    ASSERT_TRUE(server.ok()) << server.status().toString();
+    server_ = std::move(server).value();
+    server_->start();
+  }
+  int refusals(const std::string& reason) {
+    std::lock_guard lock(mutex_);
+    return refusals_[reason];
+  }
+  int port() const { return server_->port(); }
+  static std::string post(const std::string& body, const std::string& type = "text/plain") {
+    return "POST /x HTTP/1.1\r\nHost: x\r\nContent-Type: " + type +
+           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  }
+  // One request on a new connection; the status line of the answer, or "" when closed.
+  std::string statusOf(const std::string& request, const char* from = "127.0.0.1") {
+    RawConnection connection(port(), from);
+    connection.send(request);
+    return connection.statusLine(milliseconds(2000));
+  }
+
+  std::mutex mutex_;
+  std::map<std::string, int> refusals_;
+  std::atomic<int> handled_{0};
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(LimitsTest, AnOversizedHeaderIs431AndALongTarget414) {
+  HttpServerOptions options;
+  options.max_header_bytes = 1024;
+  options.max_target_bytes = 100;
+  start(options);
+  EXPECT_EQ(statusOf("GET /x HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(2000, 'a') + "\r\n\r\n"),
+            "HTTP/1.1 431 Request Header Fields Too Large");
+  EXPECT_EQ(statusOf("GET /" + std::string(200, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n"),
+            "HTTP/1.1 414 URI Too Long");
+  EXPECT_EQ(statusOf("GET /" + std::string(90, 'a') +
+                     " HTTP/1.1\r\nHost: x\r\nX-Ok: " + std::string(600, 'a') + "\r\n\r\n"),
+            "HTTP/1.1 200 OK");
+  EXPECT_EQ(refusals("header_too_large"), 1);
+  EXPECT_EQ(refusals("target_too_long"), 1);
+  EXPECT_EQ(handled_, 1);
+}
+
+TEST_F(LimitsTest, JsonPastItsShapeIsRefused400BeforeTheHandler) {
+  HttpServerOptions options;
+  options.max_body_bytes = 1024 * 1024;
+  options.small_body_bytes = 1024 * 1024;
+  options.json = {512, 10'000, 1 << 20};
+  start(options);
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  RawConnection connection(port());
+  connection.send(post(deep, "application/json"));
+  const std::string answer = connection.receive(milliseconds(2000));
+  EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer.substr(0, 200);
+  EXPECT_NE(answer.find("deeper than 512 levels"), std::string::npos) << answer;
+  std::string many = "[";
+  for (int i = 0; i < 20'000; ++i) {
+    many += "0,";
+  }
+  many += "0]";
+  EXPECT_EQ(statusOf(post(many, "application/json; charset=utf-8")), "HTTP/1.1 400 Bad Request");
+  std::string keys = "{";
+  for (int i = 0; i < 5'000; ++i) {
+    keys += "\"k" + std::to_string(i) + "\":0,";
+  }
+  keys += "\"z\":0}";
+  EXPECT_EQ(statusOf(post(keys, "application/json")), "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(handled_, 0);
+  // The same bodies not declared JSON reach the handler (the limits are for JSON), and a
+  // shallow JSON body passes.
+  EXPECT_EQ(statusOf(post(deep)), "HTTP/1.1 200 OK");
+  EXPECT_EQ(statusOf(post(R"({"a": [[{"b": 1}]]})", "application/json")), "HTTP/1.1 200 OK");
+  EXPECT_EQ(refusals("json_depth"), 1);
+  EXPECT_EQ(refusals("json_values"), 1);
+  EXPECT_EQ(refusals("json_keys"), 1);
+}
+
+TEST_F(LimitsTest, ASlowBodyIsClosedAtTheRequestDeadlineAndASlowHeaderAtItsOwn) {
+  HttpServerOptions options;
+  options.header_timeout = milliseconds(300);
+  options.request_timeout = milliseconds(800);
+  start(options);
+  RawConnection body(port());
+  RawConnection header(port());
+  const auto start = std::chrono::steady_clock::now();
+  body.send("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123");
+  header.send("GET /x HTTP/1.1\r\nHost: x\r\n");
+  // A byte every 100 ms keeps each read busy, not the request's deadlines.
+  for (int i = 0; i < 20 && !body.closedByPeer(); ++i) {
+    body.trySend("5");
+    header.trySend("X");
+    body.receive(milliseconds(100));
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(body.closedByPeer());
+  EXPECT_GE(elapsed, milliseconds(700));
+  EXPECT_LT(elapsed, milliseconds(1500));
+  EXPECT_EQ(header.receive(milliseconds(500)), "");
+  EXPECT_TRUE(header.closedByPeer());
+  EXPECT_EQ(refusals("request_timeout"), 1);
+  EXPECT_EQ(refusals("header_timeout"), 1);
+  EXPECT_EQ(handled_, 0);
+  EXPECT_EQ(statusOf(post("fast")), "HTTP/1.1 200 OK");
+}
+
+TEST_F(LimitsTest, AtTheConnectionCapAWaitingConnectionMakesRoomElseTheNewOneIsRefused) {
+  HttpServerOptions options;
+  options.max_connections = 3;
+  options.max_connections_per_peer = 2;
+  options.header_timeout = std::chrono::seconds(30);
+  start(options);
+  // Two busy connections from 127.0.0.1 (a request begun): its third is refused, while a
+  // second address is still served.
+  RawConnection busy1(port());
+  RawConnection busy2(port());
+  busy1.send("GET /x HTTP/1.1\r\n");
+  busy2.send("GET /x HTTP/1.1\r\n");
+  std::this_thread::sleep_for(milliseconds(100));
+  RawConnection third(port());
+  EXPECT_EQ(third.receive(milliseconds(1000)), "");
+  EXPECT_TRUE(third.closedByPeer());
+  EXPECT_EQ(refusals("peer_connections"), 1);
+  EXPECT_EQ(statusOf("GET /x HTTP/1.1\r\nHost: x\r\n\r\n", "127.0.0.2"), "HTTP/1.1 200 OK");
+  // 127.0.0.2 idle (waiting) takes the last slot; the next connection from 127.0.0.3 takes
+  // its slot, and the idle one is closed.
+  std::this_thread::sleep_for(milliseconds(100));  // the server has seen the last one close
+  RawConnection idle(port(), "127.0.0.2");
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_EQ(statusOf("GET /x HTTP/1.1\r\nHost: x\r\n\r\n", "127.0.0.3"), "HTTP/1.1 200 OK");
+  EXPECT_EQ(idle.receive(milliseconds(1000)), "");
+  EXPECT_TRUE(idle.closedByPeer());
+  EXPECT_EQ(refusals("idle_evicted"), 1);
+  // With every slot busy a new connection is refused.
+  RawConnection busy3(port(), "127.0.0.4");
+  busy3.send("GET /x HTTP/1.1\r\n");
+  std::this_thread::sleep_for(milliseconds(100));
+  RawConnection refused(port(), "127.0.0.5");
+  EXPECT_EQ(refused.receive(milliseconds(1000)), "");
+  EXPECT_TRUE(refused.closedByPeer());
+  EXPECT_EQ(refusals("connections"), 1);
+  // The busy ones are still served when they finish their requests.
+  busy1.send("Host: x\r\n\r\n");
+  EXPECT_EQ(busy1.statusLine(milliseconds(1000)), "HTTP/1.1 200 OK");
+}
+
+TEST_F(LimitsTest, TheBodyBudgetAnswers503WhileSmallBodiesStillPass) {
+  HttpServerOptions options;
+  options.max_body_bytes = 1000;
+  options.small_body_bytes = 100;
+  options.body_budget_bytes = 1500;
+  start(options);
+  // 900 of 1500 bytes held by a body being sent.
+  RawConnection held(port());
+  held.send("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 900\r\n\r\n" + std::string(10, 'a'));
+  std::this_thread::sleep_for(milliseconds(100));
+  RawConnection refused(port());
+  refused.send(post(std::string(700, 'b')));
+  EXPECT_EQ(refused.statusLine(milliseconds(2000)), "HTTP/1.1 503 Service Unavailable");
+  const std::string answer = refused.receive(milliseconds(300));
+  EXPECT_NE(answer.find("Retry-After: 1\r\n"), std::string::npos) << answer;
+  EXPECT_EQ(refusals("body_budget"), 1);
+  EXPECT_EQ(statusOf(post(std::string(500, 'c'))), "HTTP/1.1 200 OK");  // 900 + 500 fit
+  EXPECT_EQ(statusOf(post(std::string(100, 'd'))), "HTTP/1.1 200 OK");  // small: not charged
+  held.send(std::string(890, 'a'));
+  EXPECT_EQ(held.statusLine(milliseconds(1000)), "HTTP/1.1 200 OK");
+  // Given back once answered.
+  EXPECT_EQ(statusOf(post(std::string(700, 'e'))), "HTTP/1.1 200 OK");
+}
+
+TEST_F(LimitsTest, AFloodIsLoggedAFewTimesAndCountedEveryTime) {
+  HttpServerOptions options;
+  options.max_header_bytes = 256;
+  start(options);
+  for (int i = 0; i < 30; ++i) {
+    EXPECT_EQ(statusOf("GET /x HTTP/1.1\r\nX: " + std::string(500, 'a') + "\r\n\r\n"),
+              "HTTP/1.1 431 Request Header Fields Too Large");
+  }
+  EXPECT_EQ(refusals("header_too_large"), 30);
+  EXPECT_EQ(statusOf("GET /x HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP/1.1 200 OK");
 }
 
 }  // namespace

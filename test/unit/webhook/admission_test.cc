@@ -36,6 +36,28 @@ TEST(Decode, RefusesWhatIsNotAReview) {
   EXPECT_FALSE(decodeAdmissionReview(std::string(kMaxReviewBytes + 1, ' ')).ok());
 }
 
+TEST(Decode, RefusesAShapeOverItsLimitsBeforeParsing) {
+  const std::string head =
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","object":)";
+  // 100,000 nested arrays: would overflow a stack when the mutator copies or diffs the object.
+  auto deep =
+      decodeAdmissionReview(head + std::string(100'000, '[') + std::string(100'000, ']') + "}}");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().message(), "the JSON nests deeper than 512 levels");
+  // An object of 20,000 members: quadratic to parse into an ordered object.
+  std::string wide = head + "{";
+  for (int i = 0; i < 20'000; ++i) {
+    wide += "\"k" + std::to_string(i) + "\":0,";
+  }
+  wide += "\"z\":0}}}";
+  auto keys = decodeAdmissionReview(wide);
+  ASSERT_FALSE(keys.ok());
+  EXPECT_NE(keys.status().message().find("too many members"), std::string::npos);
+  // 500 levels are fine.
+  EXPECT_TRUE(
+      decodeAdmissionReview(head + std::string(500, '[') + std::string(500, ']') + "}}").ok());
+}
+
 TEST(Encode, AllowsWithABase64Patch) {
   AdmissionResponse response = allow("u-1");
   response.patch = Json::parse(R"([{"op": "add", "path": "/a", "value": 1}])");

@@ -2,13 +2,21 @@
 // and a certificate rotated on disk being picked up without dropping established connections.
 #include "kvc/webhook/server.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "kvc/webhook/routes.h"
 
@@ -91,7 +99,12 @@ protected:
     fs::create_directories(dir_);
     makeCertificate(dir_, "first");
     install(dir_, "first");
+    serve();
+  }
 
+  // (Re)starts the server with the test's options, changed by `change`.
+  void serve(const std::function<void(runtime::HttpServerOptions&)>& change = {}) {
+    server_.reset();
     WebhookRoutes routes;
     routes.mutator = std::make_shared<PodMutator>(std::make_shared<policy::ClusterSnapshot>(),
                                                   [] { return api::Settings{}; });
@@ -102,6 +115,9 @@ protected:
     options.key_file = (dir_ / "tls.key").string();
     options.reload_interval = std::chrono::milliseconds(50);
     options.max_body_bytes = 64 * 1024;
+    if (change) {
+      change(options);
+    }
     auto server = startServer(options, routes);
     ASSERT_TRUE(server.ok()) << server.status().message();
     server_ = std::move(server).value();
@@ -188,6 +204,89 @@ TEST_F(ServerTest, PicksUpARotatedCertificateWithoutDroppingConnections) {
       metrics_.render().find("kvcache_webhook_certificate_reloads_total{result=\"success\"} 1"),
       std::string::npos)
       << metrics_.render();
+}
+
+// A plain TCP connection to 127.0.0.1:port (no TLS): what an idle flood opens.
+class Socket {
+public:
+  explicit Socket(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  }
+  ~Socket() { ::close(fd_); }
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+  void send(const std::string& bytes) {
+    EXPECT_EQ(::write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  }
+  // True when the server closes the connection within `timeout`.
+  bool closedWithin(std::chrono::milliseconds timeout) {
+    timeval tv{0, static_cast<suseconds_t>(timeout.count() * 1000)};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char buffer[256];
+    for (;;) {
+      const ssize_t n = ::read(fd_, buffer, sizeof(buffer));
+      if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+        return true;
+      }
+      if (n < 0) {
+        return false;
+      }
+    }
+  }
+
+private:
+  int fd_;
+};
+
+TEST_F(ServerTest, ADeepReviewIsRefused400AndCountedWhileReviewsStillPass) {
+  serve([](runtime::HttpServerOptions& options) { options.max_body_bytes = kMaxReviewBytes; });
+  Client client;
+  const std::string url = base_ + std::string(kMutatePodPath);
+  std::string deep = kReview;
+  const std::string nested = std::string(100'000, '[') + std::string(100'000, ']');
+  deep.replace(deep.find("{\"kind\": \"Pod\""),
+               std::string(R"({"kind": "Pod", "metadata": {"name": "x"}})").size(), nested);
+  const Reply refused = client.call(url, dir_ / "first.crt", deep);
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_NE(refused.body.find("deeper than 512 levels"), std::string::npos) << refused.body;
+  EXPECT_EQ(client.call(url, dir_ / "first.crt", kReview).status, 200);
+  EXPECT_NE(metrics_.render().find("kvcache_webhook_refusals_total{reason=\"json_depth\"} 1"),
+            std::string::npos)
+      << metrics_.render();
+}
+
+TEST_F(ServerTest, IdleConnectionsMakeRoomAndAStalledHandshakeIsClosedAtItsDeadline) {
+  serve([](runtime::HttpServerOptions& options) {
+    options.max_connections = 4;
+    options.max_connections_per_peer = 4;
+    options.handshake_timeout = std::chrono::milliseconds(500);
+  });
+  const int port = server_->port();
+  std::vector<std::unique_ptr<Socket>> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(std::make_unique<Socket>(port));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  Client client;  // every slot taken by a connection that sent nothing: one of them makes room
+  EXPECT_EQ(client.call(base_ + "/healthz", dir_ / "first.crt").status, 200);
+  EXPECT_TRUE(idle.front()->closedWithin(std::chrono::milliseconds(300)));
+
+  Socket stalled(port);
+  stalled.send(std::string(1, '\x16'));  // the first byte of a ClientHello, then nothing
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(stalled.closedWithin(std::chrono::milliseconds(2000)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
+  const std::string metrics = metrics_.render();
+  EXPECT_NE(metrics.find("kvcache_webhook_refusals_total{reason=\"idle_evicted\"} "),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("kvcache_webhook_refusals_total{reason=\"handshake_timeout\"} "),
+            std::string::npos)
+      << metrics;
 }
 
 TEST(ServerStart, RefusesAMissingCertificate) {

@@ -8,6 +8,24 @@
 // - Keep-alive. A connection idle for `idle_timeout` is closed. A body over `max_body_bytes` is
 //   answered 413 and the rest of it drained before closing (lingering close), so a client still
 //   sending reads the answer rather than a reset. A handler that throws answers 500.
+// - Bounded for hostile callers (docs/webhook.md#hostile-callers), every bound an option below:
+//   a header over `max_header_bytes` is answered 431, a target over `max_target_bytes` 414, a
+//   JSON body past `json` 400 before any handler sees it; a request must send its header within
+//   `header_timeout` and its body within `request_timeout` of its first byte, read its answer
+//   within `write_timeout`, finish the TLS handshake within `handshake_timeout` of accept, or
+//   the connection is closed. At most `max_connections` are open (`max_connections_per_peer`
+//   from one address): at a cap a new connection takes the slot of a waiting one (idle, no
+//   request in progress), else it is accepted and closed at once. Bodies over
+//   `small_body_bytes` hold their declared length of `body_budget_bytes` from their header to
+//   their answer; one the budget cannot take is answered 503 with Retry-After.
+// - So the memory the server holds for requests is at most
+//     max_connections x (per-connection state + small_body_bytes) + body_budget_bytes
+//   plus what `threads` handlers build from a body at once (the JSON limits bound a parse).
+// - Each refusal (a closed or refused connection, an answer 4xx/503 for a limit) is logged once
+//   with the peer and the limit, rate-limited to a few lines and a summary line per second, and
+//   counted through `on_refusal(reason)`; reasons: connections, peer_connections, idle_evicted,
+//   handshake_timeout, header_timeout, request_timeout, write_timeout, header_too_large,
+//   target_too_long, body_too_large, body_budget, malformed, json_depth, json_values, json_keys.
 // - With TLS, the certificate and key files are re-read when they change, without a restart
 //   and without dropping connections: new connections get the new certificate, established
 //   ones keep the one they were accepted with. A pair that does not load (half-written during a
@@ -26,6 +44,7 @@
 #include <string>
 #include <string_view>
 
+#include "kvc/common/json_shape.h"
 #include "kvc/common/status.h"
 
 namespace kvc::runtime {
@@ -78,7 +97,20 @@ struct HttpServerOptions {
   // did not load and the previous one is kept.
   std::function<void(bool loaded)> on_certificate_reload;
   std::size_t max_body_bytes = 64 * 1024;
-  std::chrono::seconds idle_timeout{10};
+  std::size_t max_header_bytes = 16 * 1024;  // the request line and the fields
+  std::size_t max_target_bytes = 4 * 1024;
+  JsonShapeLimits json;  // bodies sent as application/json; max_depth 0: not checked
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(10)};     // waiting for a request
+  std::chrono::milliseconds header_timeout{std::chrono::seconds(5)};    // from a request's 1st byte
+  std::chrono::milliseconds request_timeout{std::chrono::seconds(10)};  // header and body
+  std::chrono::milliseconds write_timeout{std::chrono::seconds(10)};
+  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};  // from accept
+  std::size_t max_connections = 128;
+  std::size_t max_connections_per_peer = 64;
+  std::size_t small_body_bytes = 64 * 1024;
+  std::size_t body_budget_bytes = 24 * 1024 * 1024;
+  // Called once for every refusal, with its reason (the list above).
+  std::function<void(std::string_view reason)> on_refusal;
   int threads = 1;
 };
 

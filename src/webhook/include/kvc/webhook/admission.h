@@ -14,11 +14,18 @@
 
 #include "kvc/api/status_cause.h"
 #include "kvc/common/json.h"
+#include "kvc/common/json_shape.h"
 #include "kvc/common/status.h"
 
 namespace kvc::webhook {
 
 inline constexpr std::size_t kMaxReviewBytes = 8 * 1024 * 1024;
+
+// The shape a review may have (kvc/common/json_shape.h), checked before it is parsed. A real
+// Pod's review nests ~15 levels (managedFields are the deepest) and holds a few thousand
+// values; 100,000 values is a Pod of ~1 MiB, and parses to at most ~10 MiB; the key work
+// allows one object of ~2,500 short keys, ~0.1 s of parsing at most.
+inline constexpr JsonShapeLimits kReviewShapeLimits{512, 100'000, std::size_t{1} << 27};
 
 struct AdmissionRequest {
   std::string uid;
@@ -33,7 +40,8 @@ struct AdmissionRequest {
   Json old_object;  // null when absent
 };
 
-// InvalidArgument for a body that is not a v1 AdmissionReview with a request and a uid.
+// InvalidArgument for a body that is not a v1 AdmissionReview with a request and a uid, or whose
+// shape passes kReviewShapeLimits (checked before parsing).
 Result<AdmissionRequest> decodeAdmissionReview(std::string_view body);
 
 using StatusCause = api::StatusCause;
