@@ -9,6 +9,8 @@
 #include <limits>
 #include <optional>
 
+#include "yaml_internal.h"
+
 namespace kvc {
 namespace {
 
@@ -129,7 +131,8 @@ std::optional<Json> floatValue(std::string_view s) {
   return Json(std::strtod(std::string(s).c_str(), nullptr));
 }
 
-// Resolves a plain (unquoted) scalar the way Kubernetes' YAML reader does.
+}  // namespace
+
 Json resolvePlain(const std::string& s) {
   if (isNullWord(s)) {
     return Json(nullptr);
@@ -146,37 +149,7 @@ Json resolvePlain(const std::string& s) {
   return Json(s);
 }
 
-Json toJson(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return Json(nullptr);
-    case YAML::NodeType::Scalar: {
-      // yaml-cpp tags quoted (and literal/folded) scalars "!" and plain ones "?".
-      if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") {
-        return Json(node.Scalar());
-      }
-      return resolvePlain(node.Scalar());
-    }
-    case YAML::NodeType::Sequence: {
-      Json array = Json::array();
-      for (const auto& item : node) {
-        array.push_back(toJson(item));
-      }
-      return array;
-    }
-    case YAML::NodeType::Map: {
-      Json object = Json::object();
-      for (const auto& entry : node) {
-        const YAML::Node& key = entry.first;
-        std::string key_text = key.IsScalar() ? key.Scalar() : YAML::Dump(key);
-        object[key_text] = toJson(entry.second);
-      }
-      return object;
-    }
-  }
-  return Json(nullptr);
-}
+namespace {
 
 void emit(YAML::Emitter& out, const Json& value);
 
@@ -287,25 +260,6 @@ bool yamlNeedsQuoting(std::string_view s) {
     }
   }
   return false;
-}
-
-Result<std::vector<YamlDocument>> parseYamlDocuments(std::string_view text) {
-  std::vector<YamlDocument> documents;
-  try {
-    const std::vector<YAML::Node> nodes = YAML::LoadAll(std::string(text));
-    int index = 0;
-    for (const YAML::Node& node : nodes) {
-      ++index;
-      if (node.IsNull() || !node.IsDefined()) {
-        continue;  // an empty document between two separators
-      }
-      documents.push_back({toJson(node), index, node.Mark().line + 1});
-    }
-  } catch (const YAML::Exception& e) {
-    return invalidArgument("YAML syntax error at line " + std::to_string(e.mark.line + 1) +
-                           ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
-  }
-  return documents;
 }
 
 std::string toYaml(const Json& value) {

@@ -1,4 +1,5 @@
 #include "kvc/kube/client.h"
+#include "kvc/common/json_parse.h"
 #include "kvc/kube/object.h"
 
 #include <utility>
@@ -20,10 +21,15 @@ ApiResult<Json> decodeObject(const HttpResponse& response, std::string_view what
 }  // namespace
 
 ApiResult<WatchEvent> parseWatchEvent(std::string_view line) {
-  Json parsed = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
-    return ApiError(ErrorReason::Decode, "a watch event is not a JSON object");
+  // Bounded in depth and linear in width (json_parse.h): an object of 10,000 keys (a large
+  // ConfigMap) decodes in milliseconds, not seconds.
+  auto decoded = parseJson(line);
+  if (!decoded.ok() || !decoded->is_object()) {
+    return ApiError(ErrorReason::Decode,
+                    "a watch event is not a JSON object" +
+                        (decoded.ok() ? std::string() : " (" + decoded.status().message() + ")"));
   }
+  Json& parsed = *decoded;
   auto type = parsed.find("type");
   auto object = parsed.find("object");
   if (type == parsed.end() || !type->is_string() || object == parsed.end() ||

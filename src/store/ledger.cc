@@ -157,10 +157,10 @@ StoreError classifyLedgerRefusal(int http_status, std::string_view body, std::st
   }
   // A Mooncake refusal: {"success":false,"error_code":<int>,"error_message":"..."}.
   std::optional<std::int64_t> code;
-  Json parsed = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_object()) {
-    const auto it = parsed.find("error_code");
-    if (it != parsed.end() && it->is_number_integer()) {
+  const auto parsed = internal::parseJsonBody(body, what);
+  if (parsed.ok() && parsed->is_object()) {
+    const auto it = parsed->find("error_code");
+    if (it != parsed->end() && it->is_number_integer()) {
       code = it->get<std::int64_t>();
     }
   }

@@ -281,10 +281,12 @@ StoreResult<StoreMetrics> parseMetrics(std::string_view text) {
   bool any_content = false;
   std::size_t line_number = 0;
   std::size_t pos = 0;
+  // The reason quotes the line's bytes: excerpt() keeps the message UTF-8 (it becomes a
+  // condition).
   auto fail = [&line_number](std::string_view line, const std::string& reason) {
     return StoreError(StoreErrorKind::MalformedBody,
                       "/metrics: malformed body: line " + std::to_string(line_number) + ": " +
-                          reason + ": " + excerpt(line, 120),
+                          excerpt(reason, 240) + ": " + excerpt(line, 120),
                       200);
   };
   while (pos < text.size()) {

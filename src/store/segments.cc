@@ -58,6 +58,7 @@ StoreResult<SegmentListing> parseSegmentsDetail(std::string_view body) {
   std::unordered_set<std::string> ids;
   std::size_t identifier_bytes = 0;
   std::int64_t capacity = 0;
+  std::int64_t used_total = 0;
   for (std::size_t i = 0; i < list->size(); ++i) {
     const Json& entry = (*list)[i];
     const std::string where = std::string(kWhat) + " segments[" + std::to_string(i) + "]";
@@ -100,6 +101,11 @@ StoreResult<SegmentListing> parseSegmentsDetail(std::string_view body) {
       return used.error();
     }
     segment.allocator_used_bytes = *used;
+    // usedBytes() adds these up, as capacityBytes() does the sizes.
+    if (used->value_or(0) > INT64_MAX - used_total) {
+      return internal::malformed(where, "the allocators' used bytes add up past 2^63-1");
+    }
+    used_total += used->value_or(0);
     auto cap = internal::optionalCount(entry, "allocator_capacity_bytes", where);
     if (!cap.ok()) {
       return cap.error();

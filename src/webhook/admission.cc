@@ -1,6 +1,7 @@
 #include "kvc/webhook/admission.h"
 
 #include "kvc/common/base64.h"
+#include "kvc/common/json_parse.h"
 
 namespace kvc::webhook {
 namespace {
@@ -20,11 +21,17 @@ Result<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
     return invalidArgument("the request body is larger than " + std::to_string(kMaxReviewBytes) +
                            " bytes");
   }
+  // The shape first (json_shape.h: depth, values, key work), so a hostile body is refused before
+  // it is built; then a parse bounded in depth and linear in width (json_parse.h).
   if (auto refusal = checkJsonShape(body, kReviewShapeLimits)) {
     return invalidArgument(refusal->message);
   }
-  Json review = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (review.is_discarded() || !review.is_object()) {
+  auto parsed = parseJson(body);
+  if (!parsed.ok()) {
+    return invalidArgument("the request body is not JSON: " + parsed.status().message());
+  }
+  Json review = std::move(parsed).value();
+  if (!review.is_object()) {
     return invalidArgument("the request body is not a JSON object");
   }
   if (stringAt(review, "apiVersion") != "admission.k8s.io/v1" ||

@@ -9,16 +9,32 @@ namespace {
 
 constexpr std::size_t kOwnerCacheLimit = 4096;
 
-// The controller owner reference of an object, or null.
+// The controller owner reference of an object, or null. Read without Json::value(), which
+// throws on a field of another type: the Pod is whatever was POSTed to the webhook, and a throw
+// here ends the worker thread, and the process with it.
 Json controllerOwner(const Json& object) {
-  const Json owners = object.value(Json::json_pointer("/metadata/ownerReferences"), Json::array());
-  for (const Json& owner : owners) {
-    if (owner.value("controller", false)) {
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) {
+    return Json();
+  }
+  const auto owners = meta->find("ownerReferences");
+  if (owners == meta->end() || !owners->is_array()) {
+    return Json();
+  }
+  for (const Json& owner : *owners) {
+    if (!owner.is_object()) {
+      continue;
+    }
+    const auto controller = owner.find("controller");
+    if (controller != owner.end() && controller->is_boolean() && controller->get<bool>()) {
       return owner;
     }
   }
   return Json();
 }
+
+// An owner reference's field, "" when absent or not a string.
+std::string field(const Json& owner, const char* key) { return stringAt(owner, {key}); }
 
 Json reference(const std::string& api_version, const std::string& kind,
                const std::string& namespace_name, const std::string& name, const std::string& uid) {
@@ -64,7 +80,9 @@ void InjectionEvents::onInjection(const AdmissionRequest& request, const policy:
   }
   Pending pending;
   pending.pod = {{"metadata", request.object.value("metadata", Json::object())}};
-  pending.pod["metadata"].erase("annotations");  // only identity and owners are needed
+  if (pending.pod["metadata"].is_object()) {
+    pending.pod["metadata"].erase("annotations");  // only identity and owners are needed
+  }
   pending.namespace_name = request.namespace_name;
   if (decision.verdict == policy::Verdict::Refused) {
     pending.refused = true;
@@ -89,20 +107,20 @@ void InjectionEvents::onInjection(const AdmissionRequest& request, const policy:
 
 Json InjectionEvents::regardingFor(const Pending& pending) {
   const Json owner = controllerOwner(pending.pod);
-  const std::string pod_name = pending.pod.value(
-      Json::json_pointer("/metadata/name"),
-      pending.pod.value(Json::json_pointer("/metadata/generateName"), std::string("pod")));
-  if (owner.is_null()) {
-    return reference("v1", "Pod", pending.namespace_name, pod_name, "");
+  std::string pod_name = stringAt(pending.pod, {"metadata", "name"});
+  if (pod_name.empty()) {
+    pod_name = stringAt(pending.pod, {"metadata", "generateName"});
   }
-  Json regarding = reference(owner.value("apiVersion", std::string()),
-                             owner.value("kind", std::string()), pending.namespace_name,
-                             owner.value("name", std::string()), owner.value("uid", std::string()));
-  if (owner.value("kind", "") != "ReplicaSet" || owner.value("apiVersion", "") != "apps/v1") {
+  if (owner.is_null()) {
+    return reference("v1", "Pod", pending.namespace_name, pod_name.empty() ? "pod" : pod_name, "");
+  }
+  Json regarding = reference(field(owner, "apiVersion"), field(owner, "kind"),
+                             pending.namespace_name, field(owner, "name"), field(owner, "uid"));
+  if (field(owner, "kind") != "ReplicaSet" || field(owner, "apiVersion") != "apps/v1") {
     return regarding;
   }
   // A ReplicaSet's Pods belong to its Deployment, which is what `kubectl describe` is run on.
-  const std::string key = pending.namespace_name + "/" + owner.value("name", std::string());
+  const std::string key = pending.namespace_name + "/" + field(owner, "name");
   auto cached = replica_set_owners_.find(key);
   if (cached == replica_set_owners_.end()) {
     if (replica_set_owners_.size() >= kOwnerCacheLimit) {
@@ -111,7 +129,7 @@ Json InjectionEvents::regardingFor(const Pending& pending) {
     kube::ResourceType replica_sets{"apps", "v1", "ReplicaSet", "replicasets", true};
     auto replica_set = kube::Api(client_, replica_sets, pending.namespace_name)
                            .withTimeout(std::chrono::seconds(5))
-                           .getOptional(owner.value("name", std::string()));
+                           .getOptional(field(owner, "name"));
     Json deployment;
     if (replica_set.ok() && replica_set->has_value()) {
       deployment = controllerOwner(**replica_set);
@@ -119,10 +137,9 @@ Json InjectionEvents::regardingFor(const Pending& pending) {
     cached = replica_set_owners_.emplace(key, deployment).first;
   }
   if (!cached->second.is_null()) {
-    regarding = reference(cached->second.value("apiVersion", std::string()),
-                          cached->second.value("kind", std::string()), pending.namespace_name,
-                          cached->second.value("name", std::string()),
-                          cached->second.value("uid", std::string()));
+    regarding = reference(field(cached->second, "apiVersion"), field(cached->second, "kind"),
+                          pending.namespace_name, field(cached->second, "name"),
+                          field(cached->second, "uid"));
   }
   return regarding;
 }

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
+#include <utility>
 
 #include "kvc/api/kvcache.h"
+#include "kvc/common/json_parse.h"
 #include "kvc/policy/inject/inject.h"
 
 namespace {
@@ -31,10 +33,13 @@ const kvc::policy::ClusterSnapshot& cluster() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  kvc::Json pod = kvc::Json::parse(text, nullptr, false);
-  if (pod.is_discarded()) {
+  // Parsed as the webhook's decoder parses the review around it (bounded depth,
+  // common/json_parse.h).
+  auto parsed = kvc::parseJson(text);
+  if (!parsed.ok()) {
     return 0;
   }
+  kvc::Json pod = std::move(parsed).value();
   const kvc::Json before = pod;
   const kvc::policy::Decision decision = kvc::policy::inject(pod, "ns", cluster(), {});
   if (pod != before) {

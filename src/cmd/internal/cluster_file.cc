@@ -7,19 +7,37 @@
 namespace kvc::cmd {
 namespace {
 
+// A top-level string field, "" when absent. Json::value() would throw on `kind: 5`.
+Result<std::string> stringField(const Json& object, const char* key, const std::string& where) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) {
+    return std::string();
+  }
+  if (!it->is_string()) {
+    return invalidArgument(where + ": " + key + " must be a string, not " + it->type_name());
+  }
+  return it->get<std::string>();
+}
+
 Status addObject(const Json& object, ClusterFile& out, const std::string& where) {
   if (!object.is_object()) {
     return invalidArgument(where + ": the document is not a mapping");
   }
-  const std::string kind = object.value("kind", std::string());
-  const std::string api_version = object.value("apiVersion", std::string());
+  KVC_ASSIGN_OR_RETURN(const std::string kind, stringField(object, "kind", where));
+  KVC_ASSIGN_OR_RETURN(const std::string api_version, stringField(object, "apiVersion", where));
   auto wrap = [&](const Status& status) {
     return status.withContext(where + ": " + api::describeObject(object));
   };
   if (kind == "List" || kind.ends_with("List")) {
-    const Json items = object.value("items", Json::array());
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      KVC_RETURN_IF_ERROR(addObject(items[i], out, where + " items[" + std::to_string(i) + "]"));
+    const auto items = object.find("items");
+    if (items == object.end() || items->is_null()) {
+      return okStatus();
+    }
+    if (!items->is_array()) {
+      return invalidArgument(where + ": " + kind + ".items must be a list");
+    }
+    for (std::size_t i = 0; i < items->size(); ++i) {
+      KVC_RETURN_IF_ERROR(addObject((*items)[i], out, where + " items[" + std::to_string(i) + "]"));
     }
     return okStatus();
   }
@@ -46,8 +64,8 @@ Status addObject(const Json& object, ClusterFile& out, const std::string& where)
       return wrap(backend.status());
     }
     out.snapshot.add(std::move(backend).value());
-  } else if (kind == "ConfigMap" && object.value(Json::json_pointer("/metadata/name"),
-                                                 std::string()) == api::kSettingsConfigMap) {
+  } else if (kind == "ConfigMap" &&
+             stringAt(object, {"metadata", "name"}) == api::kSettingsConfigMap) {
     auto settings = api::settingsFromConfigMap(object);
     if (!settings.ok()) {
       return wrap(settings.status());
@@ -69,7 +87,12 @@ Status addObject(const Json& object, ClusterFile& out, const std::string& where)
 }  // namespace
 
 Result<ClusterFile> loadClusterFile(const std::string& path) {
-  KVC_ASSIGN_OR_RETURN(std::vector<YamlDocument> documents, loadManifest(path));
+  KVC_ASSIGN_OR_RETURN(std::string text, readSource(path));
+  return parseClusterFile(text, path);
+}
+
+Result<ClusterFile> parseClusterFile(std::string_view text, const std::string& path) {
+  KVC_ASSIGN_OR_RETURN(std::vector<YamlDocument> documents, parseManifest(text, path));
   ClusterFile out;
   for (const YamlDocument& document : documents) {
     KVC_RETURN_IF_ERROR(addObject(document.value, out, documentPosition(path, document)));

@@ -4,6 +4,7 @@
 // the `gpustack-settings` ConfigMap.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvc/api/settings.h"
@@ -20,5 +21,7 @@ struct ClusterFile {
 
 // Errors name the file, the document and the field.
 Result<ClusterFile> loadClusterFile(const std::string& path);
+// The same for text already read from `path` (which only names it in errors).
+Result<ClusterFile> parseClusterFile(std::string_view text, const std::string& path);
 
 }  // namespace kvc::cmd

@@ -168,6 +168,10 @@ Result<std::string> readSource(const std::string& path) {
 
 Result<std::vector<YamlDocument>> loadManifest(const std::string& path) {
   KVC_ASSIGN_OR_RETURN(std::string text, readSource(path));
+  return parseManifest(text, path);
+}
+
+Result<std::vector<YamlDocument>> parseManifest(std::string_view text, const std::string& path) {
   auto documents = parseYamlDocuments(text);
   if (!documents.ok()) {
     return documents.status().withContext(path == "-" ? "<stdin>" : path);

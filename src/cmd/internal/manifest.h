@@ -19,6 +19,8 @@ Result<std::string> readSource(const std::string& path);
 
 // Every document of the file; errors name the file (and the line, for syntax errors).
 Result<std::vector<YamlDocument>> loadManifest(const std::string& path);
+// The same for text already read from `path` (which only names it in errors).
+Result<std::vector<YamlDocument>> parseManifest(std::string_view text, const std::string& path);
 
 // "FILE: document 2 (line 14)"
 std::string documentPosition(const std::string& path, const YamlDocument& document);

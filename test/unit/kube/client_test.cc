@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <string>
 #include <vector>
 
 namespace kvc::kube {
@@ -65,6 +67,39 @@ TEST(WatchDecoderTest, AGarbledLineIsADecodeError) {
   ASSERT_FALSE(fed.ok());
   EXPECT_EQ(fed.error().reason(), ErrorReason::Decode);
   EXPECT_FALSE(parseWatchEvent(R"({"type":"SURPRISE","object":{}})").ok());
+}
+
+// Found by test/fuzz/fuzz_watch: the parser's message quoted the bad line's bytes, so the
+// error of a line that was not UTF-8 could not be written as JSON (dump() throws).
+TEST(WatchDecoderTest, ADecodeErrorIsPrintableWhateverTheLine) {
+  WatchDecoder decoder;
+  auto fed = decoder.feed("{\"type\":\"ADDED\",\"object\":{\"a\":\xc3(}}\n",
+                          [](WatchEvent&&) { return true; });
+  ASSERT_FALSE(fed.ok());
+  EXPECT_EQ(fed.error().reason(), ErrorReason::Decode);
+  EXPECT_NO_THROW((void)Json(fed.error().message()).dump()) << fed.error().message();
+}
+
+// Events are decoded with the bounds of common/json_parse.h: nesting past kMaxJsonDepth is a
+// Decode error, not a stack overflow later; a wide object (a ConfigMap of 100,000 keys) decodes
+// in linear time.
+TEST(WatchDecoderTest, EventsAreBoundedInDepthAndLinearInWidth) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  auto refused = parseWatchEvent(R"({"type":"ADDED","object":{"a":)" + deep + "}}");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("kMaxJsonDepth"), std::string::npos)
+      << refused.error().message();
+
+  std::string data = "{";
+  for (int i = 0; i < 100000; ++i) {
+    data += (i > 0 ? ",\"k" : "\"k") + std::to_string(i) + "\":\"v\"";
+  }
+  data += "}";
+  const auto start = std::chrono::steady_clock::now();
+  auto wide = parseWatchEvent(R"({"type":"MODIFIED","object":{"data":)" + data + "}}");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  ASSERT_TRUE(wide.ok());
+  EXPECT_EQ(wide->object["data"].size(), 100000u);
 }
 
 TEST(WatchDecoderTest, DecliningStopsAtThatEvent) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "fixtures.h"
+#include "kvc/common/json.h"
 
 namespace kvc::store {
 namespace {
@@ -198,6 +199,17 @@ INSTANTIATE_TEST_SUITE_P(
                       "mooncake_tenant_quota_charged_bytes{tenant_id=\"\"} 1"},
         MalformedCase{"unlabelled tenant series", "mooncake_tenant_quota_requested_bytes 1"},
         MalformedCase{"segment series without segment", "segment_total_capacity_bytes 1"}));
+
+// Found by test/fuzz/fuzz_metrics: the reason quoted the bad value byte for byte, and a message
+// that is not UTF-8 cannot be written into a status condition (dump() throws).
+TEST(MetricsTest, MessagesStayUtf8WhateverTheScrape) {
+  for (const char* body : {"master_total_capacity_bytes 1\xc3x\n", "x{a=\"\\\xff\"} 1\n",
+                           "master_key_count 1 \xe2\x82\n", "\xff 1\n"}) {
+    auto metrics = parseMetrics(body);
+    ASSERT_FALSE(metrics.ok()) << body;
+    EXPECT_NO_THROW((void)Json(metrics.error().message()).dump()) << metrics.error().message();
+  }
+}
 
 TEST(MetricsTest, CommentsAloneAreMalformed) {
   auto metrics = parseMetrics("# HELP x y\n# TYPE x gauge\n");

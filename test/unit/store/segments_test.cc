@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "fixtures.h"
@@ -115,6 +116,38 @@ TEST(SegmentsTest, UsedBytesAreOptional) {
   ASSERT_TRUE(listing.ok());
   EXPECT_FALSE(listing->segments[0].allocator_used_bytes.has_value());
   EXPECT_EQ(listing->usedBytes(), 0);
+}
+
+// Found by test/fuzz/fuzz_segments: each figure below 2^63 passed, and usedBytes() overflowed
+// adding them up (undefined behaviour; `kvcache store` prints the sum).
+TEST(SegmentsTest, UsedBytesAddingUpPast2To63AreMalformed) {
+  Json big = validSegment("1");
+  big["allocator_used_bytes"] = INT64_MAX;
+  Json more = validSegment("2");
+  more["allocator_used_bytes"] = 1;
+  EXPECT_EQ(failureOf(Json{{"segments", {big, more}}}), StoreErrorKind::MalformedBody);
+  auto one = parseSegmentsDetail(Json{{"segments", {big}}}.dump());
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->usedBytes(), INT64_MAX);
+}
+
+// Found by test/fuzz/fuzz_segments: a body that is not JSON was quoted byte for byte into the
+// message, and a message that is not UTF-8 cannot be written into a status condition.
+TEST(SegmentsTest, MessagesStayUtf8WhateverTheBody) {
+  auto listing = parseSegmentsDetail("{\"segments\": [\xff\xfe\x8e]}");
+  ASSERT_FALSE(listing.ok());
+  EXPECT_NO_THROW((void)Json(listing.error().message()).dump()) << listing.error().message();
+}
+
+// A body nested deeper than kMaxJsonDepth is refused before anything recurses into it (dumping
+// a field's value into the message overflowed the stack at 100,000 levels).
+TEST(SegmentsTest, DeeplyNestedBodyIsMalformed) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  auto listing = parseSegmentsDetail(R"({"segments": [{"size_bytes": )" + deep + "}]}");
+  ASSERT_FALSE(listing.ok());
+  EXPECT_EQ(listing.error().kind(), StoreErrorKind::MalformedBody);
+  EXPECT_NE(listing.error().message().find("kMaxJsonDepth"), std::string::npos)
+      << listing.error().message();
 }
 
 }  // namespace

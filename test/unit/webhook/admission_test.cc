@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <string>
+
 #include "kvc/common/base64.h"
 
 namespace kvc::webhook {

@@ -137,5 +137,16 @@ TEST(TenantQuotaPolicyTest, TheSeedConfigMapHoldsTheDocumentLabelledLikeTheBacke
   EXPECT_FALSE(tenantQuotaPolicyConfigMap("b", "ns", {{"a", 1}, {"a", 2}}).ok());
 }
 
+// Found by test/fuzz/fuzz_tenant_quota_policy: `version: 1^^\xde^^` read as a string that was
+// not UTF-8, and the refusal's own message (version->dump()) threw out of parsePolicyFile.
+TEST(TenantQuotaPolicyTest, AFileThatIsNotUtf8IsRefusedNotThrown) {
+  for (const char* text : {"version: 1^^\xde^^\ntenants: []\n",
+                           "version: 1\ntenants:\n  - name: \"\xff\"\n    quota: 1\n"}) {
+    Result<std::vector<TenantPolicy>> tenants = invalidArgument("not run");
+    EXPECT_NO_THROW(tenants = parsePolicyFile(text)) << text;
+    EXPECT_FALSE(tenants.ok()) << text;
+  }
+}
+
 }  // namespace
 }  // namespace kvc::policy

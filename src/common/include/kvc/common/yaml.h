@@ -21,10 +21,15 @@ struct YamlDocument {
 };
 
 // Parses every document of a YAML (or JSON) stream; empty documents are skipped. A syntax error
-// is InvalidArgument naming the line and column.
+// is InvalidArgument naming the line and column, and so is what the reader bounds: nesting past
+// yaml-cpp's limit (~500 levels), aliases that expand past a million values, a scalar that is
+// not UTF-8 (yaml_read.cc). A collection used as a mapping key becomes its JSON text.
 Result<std::vector<YamlDocument>> parseYamlDocuments(std::string_view text);
 
-// Emits one JSON value as a block-style YAML document (no leading "---", trailing newline).
+// Emits one JSON value as a block-style YAML document (no leading "---", trailing newline). It
+// reads back as the same value, but for a string holding a Unicode noncharacter (U+FFFE, U+FFFF,
+// U+FDD0..U+FDEF, ...) next to a character that needs double quotes: yaml-cpp's double-quoted
+// writer puts U+FFFD in the noncharacter's place (found by test/fuzz/fuzz_yaml).
 std::string toYaml(const Json& value);
 
 // True when `text` must be quoted in YAML to be read back as the same string.

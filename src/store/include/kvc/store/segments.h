@@ -2,10 +2,11 @@
 // GET /get_segments_detail (Mooncake 0.3.12+): the mounted memory segments, one per member.
 //
 // Validation (reference/contract.md §6): the listing is malformed when `segments` is missing or
-// not an array, when a `segment_id` is empty or repeated, or when a `client_id` or
-// `segment_name` is empty. `[]` is a valid, empty listing. A listing with more than
-// kMaxListedSegments entries or more than kMaxListingIdentifierBytes of identifiers is
-// ListingTooLarge, so a status never carries an unbounded list.
+// not an array, when a `segment_id` is empty or repeated, when a `client_id` or `segment_name` is
+// empty, or when the sizes (or the allocators' used bytes) add up past 2^63-1. `[]` is a valid,
+// empty listing. A listing with more than kMaxListedSegments entries or more than
+// kMaxListingIdentifierBytes of identifiers is ListingTooLarge, so a status never carries an
+// unbounded list.
 
 #include <cstddef>
 #include <cstdint>
