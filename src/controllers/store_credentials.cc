@@ -31,7 +31,8 @@ Result<SecretPems> readSecret(const kube::Api& secrets, std::string_view name) {
   SecretPems out;
   out.object = std::move(*current);
   if (out.object) {
-    for (const auto& [key, value] : out.object->value("data", Json::object()).items()) {
+    const Json data = out.object->value("data", Json::object());  // named: items() refers to it
+    for (const auto& [key, value] : data.items()) {
       if (auto text = base64Decode(value.is_string() ? value.get<std::string>() : ""); text.ok()) {
         out.pems[key] = *text;
       }
