@@ -4,7 +4,8 @@
 // admin client factory asks for the operator's credentials before every call to a managed
 // master, and that is when the Secrets are read and, where the plan says so, written. A pass
 // runs at most every `period` while it succeeds (every `retry` after a failure), so a steady
-// cluster costs four GETs per period and no write.
+// cluster costs four GETs per period and no write. A minute: a Secret an administrator deletes
+// (to rotate it) is issued anew within a minute, and the leaders take it within two.
 
 #include <chrono>
 #include <functional>
@@ -24,7 +25,7 @@ struct StoreCredentialOptions {
   std::string namespace_name = "gpustack-system";
   // The scraper's name (the Setting kv-cache-store-metrics-identity), read at each pass.
   std::function<std::string()> metrics_identity;
-  std::chrono::seconds period{600};
+  std::chrono::seconds period{60};
   std::chrono::seconds retry{5};
 };
 
