@@ -114,7 +114,7 @@ delete_backend() {
 signal_pod_processes() {
   local pid hits=0
   for pid in /proc/[0-9]*; do
-    if tr '\0' '\n' <"$pid/environ" 2>/dev/null | grep -qx "KUBERNETES_POD_NAME=$1"; then
+    if tr '\0' '\n' 2>/dev/null <"$pid/environ" | grep -qx "KUBERNETES_POD_NAME=$1"; then
       kill "-$2" "${pid#/proc/}" 2>/dev/null && hits=$((hits + 1))
     fi
   done

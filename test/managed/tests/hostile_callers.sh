@@ -36,8 +36,8 @@ operator_pids() {
   local pod pid
   for pod in $(kubectl -n $sys get pods -l app.kubernetes.io/name=kvcache-operator -o jsonpath='{.items[*].metadata.name}'); do
     for pid in /proc/[0-9]*; do
-      tr '\0' '\n' <"$pid/environ" 2>/dev/null | grep -qx "POD_NAME=$pod" || continue
-      tr '\0' ' ' <"$pid/cmdline" 2>/dev/null | grep -q ' operator ' || continue
+      tr '\0' '\n' 2>/dev/null <"$pid/environ" | grep -qx "POD_NAME=$pod" || continue
+      tr '\0' ' ' 2>/dev/null <"$pid/cmdline" | grep -q ' operator ' || continue
       echo "$pod ${pid#/proc/}"
     done
   done
