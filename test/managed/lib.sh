@@ -103,6 +103,26 @@ walkthrough_namespace() {
   fi
 }
 
+# managed_backend NAME CAPACITY-PER-MEMBER [LEADER-YAML]: applies Step 1's manifest scaled to
+# this machine (one DRAM group on the real nodes), with this leader block (default {}).
+managed_backend() {
+  local leader=${3:-'{}'}
+  kubectl apply -f - <<YAML
+apiVersion: worker.gpustack.ai/v1
+kind: KVCacheBackend
+metadata: {name: $1}
+spec:
+  type: Mooncake
+  connection:
+    managed:
+      leader: $leader
+      members:
+        - nodeSelector: {type: real}
+          medium: DRAM
+          capacityPerMember: $2
+YAML
+}
+
 # delete_backend BACKEND: deletes it and waits until it and everything it rendered are gone.
 delete_backend() {
   kubectl delete kvcb "$1" --ignore-not-found --timeout=300s >/dev/null 2>&1

@@ -21,20 +21,7 @@ ns=$KVC_SYSTEM_NAMESPACE
 trap 'delete_backend $b; kvc_cleanup' EXIT
 
 kvc_assert_ok "a managed backend is created (its election renders the leader and member accounts)" \
-  kubectl apply -f - <<YAML
-apiVersion: worker.gpustack.ai/v1
-kind: KVCacheBackend
-metadata: {name: $b}
-spec:
-  type: Mooncake
-  connection:
-    managed:
-      leader: {}
-      members:
-        - nodeSelector: {type: real}
-          medium: DRAM
-          capacityPerMember: 256Mi
-YAML
+  managed_backend $b 256Mi
 kvc_wait_for 240 "it is Ready with CAPACITY 512Mi" \
   bash -c "[ \"\$(kubectl get kvcb $b -o jsonpath='{.status.phase} {.status.capacity.total}')\" = 'Ready 512Mi' ]"
 leader=$(store_pods $b leader)

@@ -22,20 +22,7 @@ sys=$KVC_SYSTEM_NAMESPACE
 kvcache=${KVC_KVCACHE_BIN:-$(dirname "$0")/../../../build/src/cmd/kvcache}
 trap 'delete_backend $b; kvc_cleanup' EXIT
 
-kvc_assert_ok "a managed backend is created" kubectl apply -f - <<YAML
-apiVersion: worker.gpustack.ai/v1
-kind: KVCacheBackend
-metadata: {name: $b}
-spec:
-  type: Mooncake
-  connection:
-    managed:
-      leader: {}
-      members:
-        - nodeSelector: {type: real}
-          medium: DRAM
-          capacityPerMember: 128Mi
-YAML
+kvc_assert_ok "a managed backend is created" managed_backend $b 128Mi
 kvc_wait_for 240 "it is Ready" kvcb_phase_is $b Ready
 leader=$(store_pods $b leader)
 leader_ip=$(kubectl -n "$sys" get pod "$leader" -o jsonpath='{.status.podIP}')

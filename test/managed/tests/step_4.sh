@@ -19,22 +19,7 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # backend LEADER-YAML: Step 1's manifest with this leader block.
-backend() {
-  kubectl apply -f - <<YAML
-apiVersion: worker.gpustack.ai/v1
-kind: KVCacheBackend
-metadata: {name: $b}
-spec:
-  type: Mooncake
-  connection:
-    managed:
-      leader: $1
-      members:
-        - nodeSelector: {type: real}
-          medium: DRAM
-          capacityPerMember: 512Mi
-YAML
-}
+backend() { managed_backend $b 512Mi "$1"; }
 full() { [ "$(kvcb_field $b '{.status.capacity.total} {.status.phase}')" = "1Gi Ready" ]; }
 
 kvc_assert_ok "Step 1's backend is created" backend '{}'
