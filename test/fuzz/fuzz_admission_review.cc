@@ -39,7 +39,10 @@ void check(bool condition) {
 
 void compareParsers(std::string_view text) {
   auto bounded = kvc::parseJson(text);
-  if (auto refusal = kvc::checkJsonShape(text, kAffordable)) {
+  // Both parsers stop reading at a NUL byte (nlohmann's lexer takes it for the end of the
+  // input): `1<NUL>[[[...` is the number 1 to both. The shape is measured on what they read.
+  const std::string_view read = text.substr(0, text.find('\0'));
+  if (auto refusal = kvc::checkJsonShape(read, kAffordable)) {
     // Too deep: parseJson must refuse (a text that is not JSON is refused anyway).
     check(refusal->limit != "json_depth" || !bounded.ok());
     return;
