@@ -29,12 +29,18 @@ const fs::path& scratch() {
     std::ofstream(path / "ca.crt")
         << "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
     std::ofstream(path / "token") << "secret-token\n";
-    std::atexit([] {
-      std::error_code ignored;
-      fs::remove_all(scratch(), ignored);
-    });
     return path;
   }();
+  // Registered once `dir` is built, so it runs before `dir` is destroyed (a handler registered
+  // while building it ran after, on a destroyed path, and left every run's directory behind).
+  static const bool cleanup = [] {
+    std::atexit([] {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    });
+    return true;
+  }();
+  (void)cleanup;
   return dir;
 }
 

@@ -73,11 +73,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(whole.events == pieces.events && whole.failed == pieces.failed);
   check(whole.failed || whole.partial == pieces.partial);
 
-  // A callback that declines the first event ends the decoding there.
+  // A callback that declines the first event ends the decoding there. (A stream that makes no
+  // event has nothing to decline: it is not decoded a third time, which for a body mutated from
+  // the wide seeds is one more parse of tens of kilobytes.)
+  if (whole.events.empty()) {
+    return 0;
+  }
   WatchDecoder decoder;
   int calls = 0;
   auto fed = decoder.feed(input, [&calls](WatchEvent&&) { return ++calls, false; });
-  check(calls <= 1 && decoder.declined() == (calls == 1));
-  check(calls == 1 || !fed.ok() || whole.events.empty());
+  check(fed.ok() && calls == 1 && decoder.declined());
   return 0;
 }

@@ -18,10 +18,17 @@ if [ ${#targets[@]} -eq 0 ]; then
            fuzz_ledger fuzz_tenant_quota_policy fuzz_kubeconfig fuzz_yaml fuzz_manifest fuzz_watch)
 fi
 # Inputs as large as the webhook server accepts: its body limit, read from the code
-# (src/webhook/server.cc, defaultServerOptions: max_body_bytes = 8 * 1024 * 1024, i.e. 8 MiB),
-# so that nothing the server would hand to a decoder is out of the fuzzers' reach.
-limit_expr=$(sed -n 's/.*options\.max_body_bytes = \([0-9 *]*\);.*/\1/p' "$root/src/webhook/server.cc")
-[ -n "$limit_expr" ] || { echo "run.sh: no max_body_bytes in src/webhook/server.cc" >&2; exit 2; }
+# (src/webhook/server.cc, defaultServerOptions: max_body_bytes = kMaxReviewBytes, defined in
+# kvc/webhook/admission.h as 8 * 1024 * 1024, i.e. 8 MiB), so that nothing the server would hand
+# to a decoder is out of the fuzzers' reach. The limit is a number or one named constant.
+limit_expr=$(sed -n 's/.*options\.max_body_bytes = \([0-9A-Za-z_ *]*\);.*/\1/p' \
+  "$root/src/webhook/server.cc")
+if [[ $limit_expr =~ ^k[A-Za-z0-9_]+$ ]]; then
+  limit_expr=$(grep -rhs "constexpr std::size_t $limit_expr = " "$root/src/webhook" |
+                 sed -n 's/.* = \([0-9 *]*\);.*/\1/p' | head -n 1)
+fi
+[[ $limit_expr =~ ^[0-9][0-9\ *]*$ ]] ||
+  { echo "run.sh: no max_body_bytes in src/webhook/server.cc" >&2; exit 2; }
 max_len=$((limit_expr))
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
