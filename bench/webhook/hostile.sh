@@ -9,21 +9,11 @@
 #
 # Usage: bench/webhook/hostile.sh [BUILD_DIR] [SECONDS_PER_PHASE]   (needs openssl, python3)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=server_lib.sh
+. "$(dirname "$0")/server_lib.sh"
 build=${1:-$root/build}
 seconds=${2:-20}
-server=$build/bench/webhook/bench_webhook_server
-[ -x "$server" ] || cmake --build "$build" --target bench_webhook_server
-work=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
-
-openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=bench \
-  -addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls.key" -out "$work/tls.crt" 2>/dev/null
-"$server" "$root/examples/inject/cluster.yaml" "$work/tls.crt" "$work/tls.key" 2 \
-  >"$work/server.log" 2>&1 &
-pid=$!
-for _ in $(seq 50); do [ -s "$work/server.log" ] && break; sleep 0.1; done
-port=$(head -1 "$work/server.log")
+start_bench_server "$build"
 client=(python3 "$root/bench/webhook/hostile_client.py" --host 127.0.0.1 --port "$port")
 
 kib() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$pid/status"; }

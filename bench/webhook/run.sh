@@ -5,19 +5,10 @@
 #
 # Usage: bench/webhook/run.sh [BUILD_DIR]   (needs wrk and openssl; scripts/setup.sh installs them)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=server_lib.sh
+. "$(dirname "$0")/server_lib.sh"
 build=${1:-$root/build}
-server=$build/bench/webhook/bench_webhook_server
-[ -x "$server" ] || cmake --build "$build" --target bench_webhook_server
-work=$(mktemp -d)
-trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
-
-openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=bench \
-  -addext subjectAltName=IP:127.0.0.1 -keyout "$work/tls.key" -out "$work/tls.crt" 2>/dev/null
-"$server" "$root/examples/inject/cluster.yaml" "$work/tls.crt" "$work/tls.key" 2 >"$work/port" &
-pid=$!
-for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
-port=$(cat "$work/port")
+start_bench_server "$build"
 url=https://127.0.0.1:$port
 
 # An AdmissionReview for the typical vLLM Pod of examples/inject/workloads.yaml.

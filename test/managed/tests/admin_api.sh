@@ -119,8 +119,9 @@ kvc_assert_ok "the operator's certificate reads the ledger" admin_curl $b /api/v
 logs=$(kubectl -n "$sys" logs "$leader" -c leader)
 kvc_assert_contains "the leader logged the scraper's refusal, naming it and the route" \
   "kvcache-store-metrics" "$(grep -i "refus" <<<"$logs" | grep PUT)"
-kvc_assert_contains "and a refused handshake, naming the peer's address" "handshake" \
-  "$(grep -i "refus" <<<"$logs")"
+attacker_ip=$(kubectl -n "$ns" get pod attacker -o jsonpath='{.status.podIP}')
+kvc_assert_contains "and a refused handshake, naming the attacker's address" "refused $attacker_ip:" \
+  "$(grep handshake_refused <<<"$logs")"
 kvc_assert_contains "kvcache store status reads the store with the operator's Secret" "TENANT LEDGER" \
   "$("$kvcache" store status --admin "$service:9003" --connect-to "$(leader_admin $b)" \
      --tls-secret "$sys/kvcache-store-operator-client" 2>&1)"
