@@ -7,10 +7,11 @@
 #   coredns (cluster DNS, packed into an image by images/build.sh)    (github.com/coredns/coredns, go install)
 #   crictl (the real nodes' CRI client: status, debugging, tear-down) (sigs.k8s.io/cri-tools, go install)
 #   helm (renders deploy/helm for the test that compares it with kustomize) (helm.sh/helm/v3, go install)
+#   kube-router (enforces NetworkPolicy on the real nodes, firewall only) (github.com/cloudnativelabs/kube-router/v2)
 # into ${KVC_CACHE_DIR:-$HOME/.cache/kvcache-operator}/tools/<component>-<version>/bin.
 # A component whose stamp file and binaries are present is skipped; anything absent is rebuilt.
 #
-# usage: build.sh [--check] [--force] [all|kubernetes|etcd|kwok|coredns|crictl|helm ...]
+# usage: build.sh [--check] [--force] [all|kubernetes|etcd|kwok|coredns|crictl|helm|kube-router ...]
 #   --check   exit 0 if every requested component is built, 1 otherwise (builds nothing)
 #   --force   rebuild even when the stamp is present
 set -euo pipefail
@@ -23,13 +24,13 @@ for a in "$@"; do
   case $a in
     --check) CHECK=1 ;;
     --force) FORCE=1 ;;
-    all|kubernetes|etcd|kwok|coredns|crictl|helm) WANT+=("$a") ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    all|kubernetes|etcd|kwok|coredns|crictl|helm|kube-router) WANT+=("$a") ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument '$a'" >&2; exit 2 ;;
   esac
 done
 [ ${#WANT[@]} -gt 0 ] || WANT=(all)
-[[ " ${WANT[*]} " == *" all "* ]] && WANT=(etcd kubernetes kwok coredns crictl helm)
+[[ " ${WANT[*]} " == *" all "* ]] && WANT=(etcd kubernetes kwok coredns crictl helm kube-router)
 
 K8S_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
 ETCD_BINS=(etcd etcdctl)
@@ -37,6 +38,7 @@ KWOK_BINS=(kwok)
 COREDNS_BINS=(coredns)
 CRICTL_BINS=(crictl)
 HELM_BINS=(helm)
+KUBE_ROUTER_BINS=(kube-router)
 
 log() { printf '[build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -200,6 +202,11 @@ build_helm() {
 
 build_crictl() {
   go_install_tool crictl "$KVC_CRICTL_VERSION" "$KVC_CRICTL_DIR" sigs.k8s.io/cri-tools/cmd/crictl "${CRICTL_BINS[@]}"
+}
+
+build_kube-router() {
+  go_install_tool kube-router "$KVC_KUBE_ROUTER_VERSION" "$KVC_KUBE_ROUTER_DIR" \
+    github.com/cloudnativelabs/kube-router/v2/cmd/kube-router "${KUBE_ROUTER_BINS[@]}"
 }
 
 mkdir -p "$KVC_TOOLS_DIR"

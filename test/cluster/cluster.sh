@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real Kubernetes cluster on this machine for tests and the local demo:
 #   etcd, kube-apiserver (secure port, openssl PKI), kube-controller-manager, kube-scheduler,
-#   real nodes (per node a containerd and a kubelet; one kube-proxy; CoreDNS; nodes.sh),
+#   real nodes (per node a containerd and a kubelet; one kube-proxy; one kube-router enforcing
+#   NetworkPolicy; CoreDNS; nodes.sh),
 #   kwok (fake Nodes whose Pods turn Running/Ready and whose deletions complete) + N fake Nodes.
 # Binaries come from build.sh (built from Go modules into a cache outside the repository), the
 # pause and CoreDNS images from images/build.sh.
@@ -13,10 +14,13 @@
 #   env     print the shell-sourceable environment of DIR (same as `cat DIR/env`)
 #   status  print each process, /readyz and the nodes; exit 0 only when the cluster is healthy
 #   load    import image archives (images/build.sh) into every real node's containerd
+#   netpol-down|netpol-up  stop or start the NetworkPolicy enforcement (kube-router) of a running
+#           cluster: a test shows what an attacker reaches without it
 # DIR defaults to $KVC_CLUSTER_DIR, else ${KVC_CACHE_DIR:-~/.cache/kvcache-operator}/cluster.
 #
 # Environment knobs: KVC_REAL_NODES (real nodes, default 2; 0 = fake nodes only, on 127.0.0.1,
-# any number of clusters side by side), KVC_NODES (fake nodes, default 2), KVC_READY_TIMEOUT
+# any number of clusters side by side), KVC_NETPOL=0 (real nodes without NetworkPolicy
+# enforcement), KVC_NODES (fake nodes, default 2), KVC_READY_TIMEOUT
 # (seconds to wait for /readyz, default 120), KVC_NO_BUILD=1 (fail instead of building).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -36,6 +40,7 @@ bin_of() {
   case $1 in
     etcd) echo "$KVC_ETCD_BIN/etcd" ;;
     kwok) echo "$KVC_KWOK_BIN/kwok" ;;
+    kube-router) echo "$KVC_KUBE_ROUTER_BIN/kube-router" ;;
     *) echo "$KVC_K8S_BIN/$1" ;;
   esac
 }
@@ -46,6 +51,7 @@ components() {
   echo "${CONTROL_PLANE[@]}"
   for (( i=0; i<n; i++ )); do echo "containerd-$i kubelet-$i"; done
   (( n > 0 )) && echo kube-proxy
+  (( n > 0 )) && netpol_of_dir && echo kube-router
   return 0
 }
 
@@ -262,7 +268,7 @@ stop_all() {
   # Pods of the real nodes first (through the CRI, so the CNI undoes their network), then the
   # clients, then the apiserver and its storage; the host settings last.
   (( n > 0 )) && remove_node_pods
-  stop_group kwok kube-scheduler kube-controller-manager kube-proxy "${nodes[@]}"
+  stop_group kwok kube-scheduler kube-controller-manager kube-proxy kube-router "${nodes[@]}"
   (( n > 0 )) && stop_group "${cds[@]}"
   (( n > 0 )) && clean_node_leftovers
   stop_group kube-apiserver
@@ -318,8 +324,9 @@ cmd_up() {
   pick_ports 4
   KVC_ETCD_PORT=${PICKED[0]}; KVC_ETCD_PEER_PORT=${PICKED[1]}
   KVC_APISERVER_PORT=${PICKED[2]}; KVC_SCHEDULER_PORT=${PICKED[3]}
-  printf 'KVC_ETCD_PORT=%s\nKVC_ETCD_PEER_PORT=%s\nKVC_APISERVER_PORT=%s\nKVC_SCHEDULER_PORT=%s\nKVC_APISERVER_HOST=%s\nKVC_REAL_NODES=%s\n' \
-    "$KVC_ETCD_PORT" "$KVC_ETCD_PEER_PORT" "$KVC_APISERVER_PORT" "$KVC_SCHEDULER_PORT" "$APISERVER_HOST" "$n" >"$D/ports.env"
+  local netpol=0; (( n > 0 )) && [ "${KVC_NETPOL:-1}" != 0 ] && netpol=1
+  printf 'KVC_ETCD_PORT=%s\nKVC_ETCD_PEER_PORT=%s\nKVC_APISERVER_PORT=%s\nKVC_SCHEDULER_PORT=%s\nKVC_APISERVER_HOST=%s\nKVC_REAL_NODES=%s\nKVC_NETPOL=%s\n' \
+    "$KVC_ETCD_PORT" "$KVC_ETCD_PEER_PORT" "$KVC_APISERVER_PORT" "$KVC_SCHEDULER_PORT" "$APISERVER_HOST" "$n" "$netpol" >"$D/ports.env"
   APISERVER_URL=https://$APISERVER_HOST:$KVC_APISERVER_PORT
   log "ports: etcd $KVC_ETCD_PORT/$KVC_ETCD_PEER_PORT, apiserver $KVC_APISERVER_PORT, scheduler $KVC_SCHEDULER_PORT"
 
@@ -443,7 +450,19 @@ main() {
     load)
       [ -e "$D/$MARKER" ] || die "no cluster in $D"
       load_images "${args[@]:1}" ;;
-    *) sed -n '2,21p' "$0" >&2; exit 2 ;;
+    netpol-down)
+      { [ -e "$D/$MARKER" ] && netpol_of_dir; } || die "no cluster with NetworkPolicy enforcement in $D"
+      stop_group kube-router
+      netpol_flush
+      log "NetworkPolicy is no longer enforced in $D (netpol-up enforces it again)" ;;
+    netpol-up)
+      { [ -e "$D/$MARKER" ] && netpol_of_dir; } || die "no cluster with NetworkPolicy enforcement in $D"
+      if pid_alive kube-router; then log "kube-router already runs"; return 0; fi
+      K=("$KVC_K8S_BIN/kubectl" --kubeconfig="$D/admin.kubeconfig")
+      kube_router_start
+      wait_for 60 "kube-router enforcing NetworkPolicy" kube_router_synced \
+        || die "kube-router did not sync (log: $D/kube-router.log)" ;;
+    *) sed -n '2,24p' "$0" >&2; exit 2 ;;
   esac
 }
 main "$@"

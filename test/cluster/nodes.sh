@@ -1,7 +1,13 @@
 # shellcheck shell=bash
 # Real nodes of the test cluster, sourced by cluster.sh: per node a containerd (own config, root,
 # state and socket under DIR/node-N) and a kubelet (own root dir, cgroup root, node address and
-# client certificate); for the machine one kube-proxy, one Pod bridge and CoreDNS as a Deployment.
+# client certificate); for the machine one kube-proxy, one kube-router enforcing NetworkPolicy, one
+# Pod bridge and CoreDNS as a Deployment.
+#
+# Every real node has the same InternalIP, the bridge's gateway 10.210.0.1 (node n's kubelet on
+# port 10250 + 10n): the nodes share the host's network namespace, so one firewall must guard all
+# their Pods, and kube-router guards exactly the Pods whose hostIP is its node's IP. Two instances
+# would fight over the same iptables chains.
 #
 # Safety (this workplace allows traffic to loopback and to what we create, nothing else):
 #   - Pods sit on our bridge with no default route (only the Service range, via the bridge); a
@@ -16,7 +22,7 @@
 # nodes: `up` refuses while another cluster's bridge exists (KVC_REAL_NODES=0 for more clusters).
 
 NODE_BRIDGE=kvcbr0
-NODE_PREFIX=10.210                     # the bridge's /16: 10.210.0.<n+1> is node n, .0.1 also the API server
+NODE_PREFIX=10.210                     # the bridge's /16: .0.1 is every node and the API server
 NODE_GATEWAY=$NODE_PREFIX.0.1
 SERVICE_CIDR=10.96.0.0/16
 CLUSTER_DNS=10.96.0.10
@@ -31,7 +37,15 @@ HOST_PATHS=(/run/containerd /var/lib/kubelet /var/log/containers /var/lib/cni /v
 
 real_nodes() { echo "${KVC_REAL_NODES:-2}"; }
 node_name() { echo "real-node-$1"; }
-node_ip() { echo "$NODE_PREFIX.0.$(($1 + 1))"; }
+node_ip() { echo "$NODE_GATEWAY"; }
+kubelet_port() { echo $((10250 + 10 * $1)); }
+kubelet_healthz_port() { echo $((10248 + 10 * $1)); }
+# NetworkPolicy enforcement (kube-router) runs unless KVC_NETPOL=0; the record of `up` wins.
+netpol_of_dir() {
+  if [ -s "$D/ports.env" ] && grep -q '^KVC_NETPOL=' "$D/ports.env"; then
+    [ "$(sed -n 's/^KVC_NETPOL=//p' "$D/ports.env")" != 0 ]
+  else [ "${KVC_NETPOL:-1}" != 0 ]; fi
+}
 node_dir() { echo "$D/node-$1"; }
 containerd_sock() { echo "$(node_dir "$1")/containerd/containerd.sock"; }
 
@@ -49,6 +63,10 @@ nodes_preflight() {
   [ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] && [ -x /usr/lib/cni/loopback ] \
     || die "CNI plugins missing in /usr/lib/cni (apt-get install containernetworking-plugins)"
   [ -x "$KVC_CRICTL_BIN/crictl" ] || die "crictl is not built ($KVC_CRICTL_BIN; run $HERE/build.sh crictl)"
+  if [ "${KVC_NETPOL:-1}" != 0 ]; then
+    need ipset ipset
+    [ -x "$KVC_KUBE_ROUTER_BIN/kube-router" ] || die "kube-router is not built ($KVC_KUBE_ROUTER_BIN; run $HERE/build.sh kube-router), or start with KVC_NETPOL=0"
+  fi
   if [ ! -e /proc/sys/net/bridge/bridge-nf-call-iptables ]; then
     modprobe br_netfilter 2>/dev/null || true
     [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] \
@@ -96,6 +114,7 @@ reclaim_dead_cluster() {
   ip link delete "$NODE_BRIDGE" 2>/dev/null || true
   iptables-save | grep -v -e "$NODE_BRIDGE" -e 'KUBE-' | iptables-restore \
     || die "could not remove the iptables rules of $odir"
+  destroy_kube_router_sets /dev/null
 }
 
 # --- host state ----------------------------------------------------------------------------
@@ -110,6 +129,7 @@ record_host_state() {
   for p in "${HOST_PATHS[@]}"; do [ -e "$p" ] && echo "$p"; done >"$H/paths"
   ls /var/run/netns 2>/dev/null >"$H/netns" || :
   iptables-save >"$H/iptables"
+  if command -v ipset >/dev/null; then ipset list -n >"$H/ipsets" 2>/dev/null || :; fi
   if command -v ip6tables-save >/dev/null && ip6tables-save >/dev/null 2>&1; then ip6tables-save >"$H/ip6tables"; fi
   touch "$H/recorded"
 }
@@ -124,6 +144,7 @@ restore_host_state() {
   ip link delete "$NODE_BRIDGE" 2>/dev/null || true
   restore_tables iptables "$H/iptables"
   [ -e "$H/ip6tables" ] && restore_tables ip6tables "$H/ip6tables"
+  [ -e "$H/ipsets" ] && destroy_kube_router_sets "$H/ipsets"   # only once no rule names them
   while IFS= read -r line; do
     sysctl -q -w "$line" >/dev/null || log "WARNING: could not restore sysctl $line"
   done <"$H/sysctl"
@@ -131,6 +152,29 @@ restore_host_state() {
     grep -qx "$p" "$H/paths" || remove_created_path "$p"
   done
   rm -rf "$H"
+}
+
+# destroy_kube_router_sets BEFORE: the ipsets kube-router made (its KUBE-SRC-/KUBE-DST- peer
+# sets and the rest) that the list in the file BEFORE does not name.
+destroy_kube_router_sets() {
+  local s
+  command -v ipset >/dev/null || return 0
+  for s in $(ipset list -n 2>/dev/null); do
+    grep -qx -- "$s" "$1" || ipset destroy "$s" 2>/dev/null || log "WARNING: could not destroy ipset $s"
+  done
+}
+
+# netpol_flush: the rules and chains a stopped kube-router leaves in the filter table (it never
+# removes them itself), then its peer ipsets, so that nothing is enforced any more. Not
+# `kube-router --cleanup-config`: that also cleans up after its router and service proxy, which
+# this cluster does not run, and which would touch IPVS and interfaces.
+netpol_flush() {
+  local s
+  iptables-save -t filter | grep -v -E 'KUBE-ROUTER-|KUBE-POD-FW-|KUBE-NWPLCY-' | iptables-restore -T filter \
+    || log "WARNING: could not remove kube-router's filter rules"
+  for s in $(ipset list -n 2>/dev/null | grep -E '^(KUBE-SRC-|KUBE-DST-|TMP-)' || true); do
+    ipset destroy "$s" 2>/dev/null || log "WARNING: could not destroy ipset $s"
+  done
 }
 
 # restore_tables iptables|ip6tables SNAPSHOT: every table as it was; a table the snapshot lacks
@@ -170,9 +214,7 @@ net_up() {
     ip link add "$NODE_BRIDGE" type bridge
     ip link set "$NODE_BRIDGE" alias "kvcache-operator:$D"
   fi
-  for (( i=0; i<$(real_nodes); i++ )); do
-    ip addr replace "$(node_ip "$i")/16" dev "$NODE_BRIDGE"
-  done
+  ip addr replace "$NODE_GATEWAY/16" dev "$NODE_BRIDGE"
   ip link set "$NODE_BRIDGE" up
   ip route replace "$SERVICE_CIDR" dev "$NODE_BRIDGE" src "$NODE_GATEWAY"
   # mangle, because kube-proxy's filter rules run first; both directions, so the bridge is an island.
@@ -233,6 +275,8 @@ nodes_pki() {
   client_cert kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
   client_cert kube-proxy "/CN=system:kube-proxy"
   kubeconfig_for kube-proxy
+  client_cert kube-router "/CN=system:kube-router"
+  kubeconfig_for kube-router
   for (( i=0; i<$(real_nodes); i++ )); do
     client_cert "$(node_name "$i")" "/O=system:nodes/CN=system:node:$(node_name "$i")"
     kubeconfig_for "$(node_name "$i")"
@@ -314,10 +358,10 @@ kubelet_start() {
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: $ip
-port: 10250
+port: $(kubelet_port "$n")
 readOnlyPort: 0
 healthzBindAddress: $ip
-healthzPort: 10248
+healthzPort: $(kubelet_healthz_port "$n")
 authentication:
   anonymous: {enabled: false}
   webhook: {enabled: true}
@@ -372,6 +416,46 @@ EOF
   setsid "$KVC_K8S_BIN/kube-proxy" --config="$D/kube-proxy.yaml" </dev/null >>"$D/kube-proxy.log" 2>&1 &
   echo $! >"$D/kube-proxy.pid"
 }
+
+# --- kube-router: NetworkPolicy --------------------------------------------------------------
+
+# What it reads: Pods, Namespaces, NetworkPolicies and its Node for the firewall, and Services and
+# their endpoints, whose caches it waits for whatever it runs (upstream's ClusterRole, read-only:
+# none of the writes its router and service proxy make).
+kube_router_rbac() {
+  cat <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "system:kube-router"}
+rules:
+- {apiGroups: [""], resources: [namespaces, pods, nodes, services, endpoints], verbs: [get, list, watch]}
+- {apiGroups: [discovery.k8s.io], resources: [endpointslices], verbs: [get, list, watch]}
+- {apiGroups: [networking.k8s.io], resources: [networkpolicies], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "system:kube-router"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:kube-router"}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: "system:kube-router"}
+EOF
+}
+
+# One instance for every node (see the top of this file): firewall only, no routing, no service
+# proxy (kube-proxy does that), no CNI, no health or metrics listener.
+kube_router_start() {
+  kube_router_rbac | "${K[@]}" apply -f - >/dev/null
+  log "starting kube-router (NetworkPolicy)"
+  setsid "$KVC_KUBE_ROUTER_BIN/kube-router" --kubeconfig="$D/kube-router.kubeconfig" \
+    --hostname-override="$(node_name 0)" --run-firewall=true --run-router=false \
+    --run-service-proxy=false --run-loadbalancer=false --enable-cni=false --enable-ipv6=false \
+    --health-port=0 --metrics-port=0 --service-cluster-ip-range="$SERVICE_CIDR" \
+    </dev/null >>"$D/kube-router.log" 2>&1 &
+  echo $! >"$D/kube-router.pid"
+}
+
+# Its chains are hooked into the filter table: it has synced once.
+kube_router_synced() { iptables -S KUBE-ROUTER-FORWARD >/dev/null 2>&1; }
 
 # --- CoreDNS ---------------------------------------------------------------------------------
 
@@ -518,6 +602,11 @@ real_nodes_up() {
   wait_for 90 "$n real nodes Ready" "${K[@]}" wait --for=condition=Ready node -l type=real --timeout=5s \
     || { tail -30 "$D/kubelet-0.log" >&2; die "real nodes did not become Ready (logs: $D/kubelet-*.log)"; }
   [ "$("${K[@]}" get nodes -l type=real -o name | wc -l)" = "$n" ] || die "expected $n real nodes"
+  if netpol_of_dir; then
+    kube_router_start
+    wait_for 60 "kube-router enforcing NetworkPolicy" kube_router_synced \
+      || { tail -20 "$D/kube-router.log" >&2; die "kube-router did not sync (log: $D/kube-router.log)"; }
+  fi
   opt_in_namespace kube-system
   opt_in_namespace gpustack-system type=real
   coredns_manifest | "${K[@]}" apply -f - >/dev/null
