@@ -46,8 +46,8 @@ Status BackendReconciler::setupWithManager(runtime::Manager& manager,
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr pools, informers.pools());
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr config_maps, informers.tenantPolicies());
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr settings, informers.settings());
-  // The managed store: its workloads, Pods, accounts and Service, and the Leases its leaders
-  // hold, in the operator namespace.
+  // The managed store: its workloads, Pods, accounts, Service and NetworkPolicies, and the Leases
+  // its leaders hold, in the operator namespace.
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr deployments,
                        informers.storeObjects(kube::resources::deployments()));
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr daemon_sets,
@@ -62,6 +62,8 @@ Status BackendReconciler::setupWithManager(runtime::Manager& manager,
                        informers.storeObjects(kube::resources::roles()));
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr role_bindings,
                        informers.storeObjects(kube::resources::roleBindings()));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr network_policies,
+                       informers.storeObjects(kube::resources::networkPolicies()));
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr leases, informers.leases());
 
   BackendControllerConfig config;
@@ -82,6 +84,7 @@ Status BackendReconciler::setupWithManager(runtime::Manager& manager,
         std::pair{kube::resources::serviceAccounts(), &service_accounts->cache()},
         std::pair{kube::resources::roles(), &roles->cache()},
         std::pair{kube::resources::roleBindings(), &role_bindings->cache()},
+        std::pair{kube::resources::networkPolicies(), &network_policies->cache()},
         std::pair{kube::resources::configMaps(), &config_maps->cache()}}) {
     config.children.push_back({resource, setup.operator_namespace, cache});
   }
@@ -101,7 +104,8 @@ Status BackendReconciler::setupWithManager(runtime::Manager& manager,
   controller->watch(*backends, &runtime::requestForObject,
                     runtime::specLifecycleOrStatusChanged("usedBy"));
   for (const runtime::InformerPtr& child :
-       {deployments, daemon_sets, store_pods, services, service_accounts, roles, role_bindings}) {
+       {deployments, daemon_sets, store_pods, services, service_accounts, roles, role_bindings,
+        network_policies}) {
     controller->watch(*child, &backendOfStoreObject, &runtime::anyChange);
   }
   controller->watch(*leases, &backendOfLeaderLease, &leaseHolderChanged);

@@ -249,7 +249,7 @@ std::unique_ptr<store::AdminClient> PoolReconciler::observeLedger(policy::PoolOb
     reading.ledger = policy::LedgerState::NoLedger;
     reading.declared_single_tenant = true;
   }
-  auto client = config_.stores(backend.admin_address);
+  auto client = config_.stores(storeTarget(*seen.backend, backend.admin_address));
   if (!client.ok()) {
     reading.ledger = policy::LedgerState::Unreachable;
     reading.ledger_error = client.status().message();

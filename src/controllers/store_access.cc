@@ -2,14 +2,32 @@
 
 namespace kvc::controllers {
 
+StoreTarget storeTarget(const api::KVCacheBackend& backend, std::string admin_address) {
+  StoreTarget target{std::move(admin_address), ""};
+  if (!backend.spec.managed) {
+    auto named = backend.metadata.annotations.find(std::string(api::kAdminTlsSecretAnnotation));
+    if (named != backend.metadata.annotations.end()) {
+      target.tls_secret = named->second;
+    }
+  }
+  return target;
+}
+
 AdminClientFactory httpAdminClients(std::shared_ptr<StoreCredentialKeeper> credentials,
                                     std::string store_namespace) {
   std::shared_ptr<store::HttpTransport> transport = store::newCurlTransport();
   return [transport, credentials = std::move(credentials),
           store_namespace = std::move(store_namespace)](
-             const std::string& address) -> Result<std::unique_ptr<store::AdminClient>> {
+             const StoreTarget& target) -> Result<std::unique_ptr<store::AdminClient>> {
+    const std::string& address = target.admin_address;
     store::AdminClientOptions options;
-    if (credentials != nullptr && isManagedAdminAddress(address, store_namespace)) {
+    if (!target.tls_secret.empty()) {
+      if (credentials == nullptr) {
+        return Status(StatusCode::FailedPrecondition,
+                      "no Secret can be read for " + std::string(api::kAdminTlsSecretAnnotation));
+      }
+      KVC_ASSIGN_OR_RETURN(options.tls, credentials->namedCredentials(target.tls_secret));
+    } else if (credentials != nullptr && isManagedAdminAddress(address, store_namespace)) {
       KVC_ASSIGN_OR_RETURN(options.tls, credentials->operatorCredentials());
     }
     KVC_ASSIGN_OR_RETURN(std::unique_ptr<store::HttpAdminClient> client,

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "kvc/api/backend.h"
 #include "kvc/common/base64.h"
 #include "kvc/kube/resource.h"
 #include "kvc/policy/store/admin_access.h"
@@ -101,6 +102,37 @@ Result<std::shared_ptr<const store::TlsCredentials>> StoreCredentialKeeper::oper
     }
   }
   return current_;
+}
+
+Result<std::shared_ptr<const store::TlsCredentials>> StoreCredentialKeeper::namedCredentials(
+    const std::string& name) {
+  std::lock_guard lock(mutex_);
+  const Clock::TimePoint now = clock_.now();
+  if (auto it = named_.find(name);
+      it != named_.end() && now < it->second.read_at + options_.period) {
+    return it->second.credentials;
+  }
+  const std::string what = "Secret " + options_.namespace_name + "/" + name + " (named by " +
+                           std::string(api::kAdminTlsSecretAnnotation) + ")";
+  const kube::Api secrets(client_, kube::resources::secrets(), options_.namespace_name);
+  auto read = readSecret(secrets, name);
+  if (!read.ok()) {
+    const bool forbidden = read.status().code() == StatusCode::PermissionDenied;
+    return Status(read.status().code(), "cannot read " + what + ": " + read.status().message() +
+                                            (forbidden ? "; grant the operator get on it" : ""));
+  }
+  if (!read->object) {
+    return Status(StatusCode::NotFound, what + " does not exist");
+  }
+  for (const char* key : {"tls.crt", "tls.key", "ca.crt"}) {
+    if (read->at(key).empty()) {
+      return Status(StatusCode::InvalidArgument, what + " has no " + key);
+    }
+  }
+  auto credentials = std::make_shared<const store::TlsCredentials>(
+      store::TlsCredentials{read->at("ca.crt"), read->at("tls.crt"), read->at("tls.key")});
+  named_[name] = {now, credentials};
+  return credentials;
 }
 
 Status StoreCredentialKeeper::syncOnce() {

@@ -46,6 +46,7 @@ KVC_RESOURCE(leases, "coordination.k8s.io", "v1", "Lease", "leases", true)
 KVC_RESOURCE(deployments, "apps", "v1", "Deployment", "deployments", true)
 KVC_RESOURCE(daemonSets, "apps", "v1", "DaemonSet", "daemonsets", true)
 KVC_RESOURCE(statefulSets, "apps", "v1", "StatefulSet", "statefulsets", true)
+KVC_RESOURCE(networkPolicies, "networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", true)
 KVC_RESOURCE(roles, "rbac.authorization.k8s.io", "v1", "Role", "roles", true)
 KVC_RESOURCE(roleBindings, "rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", true)
 KVC_RESOURCE(clusterRoles, "rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", false)
@@ -78,6 +79,7 @@ const std::vector<ResourceType>& all() {
       deployments(),
       daemonSets(),
       statefulSets(),
+      networkPolicies(),
       roles(),
       roleBindings(),
       clusterRoles(),

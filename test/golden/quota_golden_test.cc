@@ -1199,7 +1199,8 @@ std::string resourceOfKind(const std::string& kind, const std::string& where) {
       {"RoleBinding", "rolebindings"},
       {"Role", "roles"},
       {"ServiceAccount", "serviceaccounts"},
-      {"ConfigMap", "configmaps"}};
+      {"ConfigMap", "configmaps"},
+      {"NetworkPolicy", "networkpolicies"}};
   auto it = kResources.find(kind);
   if (it == kResources.end()) {
     bad(where, "kind \"" + kind + "\" is not a kind of the store");

@@ -123,6 +123,26 @@ spec:
 YAML
 }
 
+# admit_namespace BACKEND NAMESPACE: a NetworkPolicy <b>-admit-<ns> in gpustack-system letting
+# every Pod of NAMESPACE reach every port of the backend's Pods: what an administrator adds for a
+# store client the webhook did not inject (docs/security.md). The operator never prunes it (it
+# carries none of its labels): the test deletes it with unadmit_namespace.
+admit_namespace() {
+  kubectl -n "$KVC_SYSTEM_NAMESPACE" apply -f - >/dev/null <<YAML
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: $1-admit-$2}
+spec:
+  podSelector: {matchLabels: {app.kubernetes.io/name: kv-cache-backend, app.kubernetes.io/instance: $1}}
+  policyTypes: [Ingress]
+  ingress:
+  - from: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $2}}}]
+YAML
+}
+unadmit_namespace() {
+  kubectl -n "$KVC_SYSTEM_NAMESPACE" delete networkpolicy "$1-admit-$2" --ignore-not-found >/dev/null 2>&1
+}
+
 # delete_backend BACKEND: deletes it and waits until it and everything it rendered are gone.
 delete_backend() {
   kubectl delete kvcb "$1" --ignore-not-found --timeout=300s >/dev/null 2>&1

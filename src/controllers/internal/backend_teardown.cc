@@ -18,13 +18,14 @@ namespace {
 
 namespace bc = api::backend;
 
-// The kinds the store is made of, in the order the teardown deletes them.
+// The kinds the store is made of, in the order the teardown deletes them (its NetworkPolicies
+// only once no store Pod is left: policy/teardown_plan.h).
 const std::vector<kube::ResourceType>& storeKinds() {
   static const std::vector<kube::ResourceType> kKinds = {
       kube::resources::deployments(), kube::resources::daemonSets(),
       kube::resources::services(),    kube::resources::roleBindings(),
       kube::resources::roles(),       kube::resources::serviceAccounts(),
-      kube::resources::configMaps()};
+      kube::resources::configMaps(),  kube::resources::networkPolicies()};
   return kKinds;
 }
 

@@ -37,9 +37,12 @@ policy::ExternalBackendObservation ExternalBackend::observe(
   seen.reading.admin_address =
       api::endpointAddress(backend.spec.external_endpoints, api::kEndpointAdmin);
   if (!seen.reading.admin_address.empty()) {
-    auto client = config_.stores(seen.reading.admin_address);
+    const StoreTarget target = storeTarget(backend, seen.reading.admin_address);
+    seen.reading.admin_tls = !target.tls_secret.empty();
+    auto client = config_.stores(target);
     if (client.ok()) {
       seen.reading = readBackend(**client);
+      seen.reading.admin_tls = !target.tls_secret.empty();
     } else {
       seen.reading.health = policy::BackendReading::Health::Unreadable;
       seen.reading.health_error = client.status().message();

@@ -109,7 +109,7 @@ void ManagedBackend::observeMaster(policy::ManagedBackendObservation& seen) cons
   const std::string admin = api::endpointAddress(
       policy::managedEndpoints(seen.backend.metadata.name, config_.operator_namespace),
       api::kEndpointAdmin);
-  auto client = config_.stores(admin);
+  auto client = config_.stores(StoreTarget{admin, ""});
   if (client.ok()) {
     seen.reading = readBackend(**client);
   } else {
@@ -251,13 +251,15 @@ Status ManagedBackend::applyStore(const Json& object,
   set.selector = instanceSelector(kube::object::name(object));
   for (const kube::ResourceType& kind :
        {kube::resources::serviceAccounts(), kube::resources::roles(),
-        kube::resources::roleBindings(), kube::resources::daemonSets()}) {
+        kube::resources::roleBindings(), kube::resources::daemonSets(),
+        kube::resources::networkPolicies()}) {
     set.prune.push_back({kind, config_.operator_namespace, childCache(config_, kind)});
   }
   for (const kube::ResourceType& kind :
        {kube::resources::serviceAccounts(), kube::resources::roles(),
         kube::resources::roleBindings(), kube::resources::services(),
-        kube::resources::deployments(), kube::resources::daemonSets()}) {
+        kube::resources::deployments(), kube::resources::daemonSets(),
+        kube::resources::networkPolicies()}) {
     if (const runtime::Cache* cache = childCache(config_, kind)) {
       set.sources.push_back({kind, config_.operator_namespace, cache});
     }

@@ -27,7 +27,8 @@ Condition leaderAvailable(const BackendReading& reading) {
   }
   if (reading.health == BackendReading::Health::Unreadable) {
     return makeCondition(bc::kLeaderAvailable, api::kConditionFalse, bc::kReasonLeaderUnreachable,
-                         "GET http://" + reading.admin_address +
+                         "GET " + std::string(reading.admin_tls ? "https://" : "http://") +
+                             reading.admin_address +
                              "/health failed: " + api::boundDetail(reading.health_error) +
                              ". Check that the external endpoint address is reachable from the "
                              "operator");

@@ -50,9 +50,15 @@ std::optional<std::string> overdue(const StoreChild& child, const std::vector<Js
 
 // a. The store's objects deleted in the foreground, and where that stands.
 std::string planWorkloads(const TeardownObservation& seen, TeardownPlan& plan) {
+  // The NetworkPolicies go last, once nothing they guard is left.
+  bool guarding = !seen.store_pods.empty();
+  for (const StoreChild& child : seen.children) {
+    guarding = guarding || child.resource != "networkpolicies";
+  }
   std::vector<std::string> names;
   for (const StoreChild& child : seen.children) {
-    if (stringAt(child.object, {"metadata", "deletionTimestamp"}).empty()) {
+    const bool held = guarding && child.resource == "networkpolicies";
+    if (!held && stringAt(child.object, {"metadata", "deletionTimestamp"}).empty()) {
       plan.delete_in_foreground.push_back(child);
     }
     names.push_back(describe(child.object));

@@ -26,7 +26,7 @@ kvc_assert_ok "helm lint passes" bash -c "'$helm' lint '$chart' 2>&1 | grep -v '
 kubectl kustomize "$root/deploy" >"$work/kustomize.yaml"
 kvc_assert_eq "helm template (defaults) renders the objects kubectl kustomize deploy renders" "" \
   "$(diff <(objects "$work/kustomize.yaml") <(objects "$work/helm.yaml") | head -40)"
-kvc_assert_eq "both render 18 objects" "18 18" \
+kvc_assert_eq "both render 20 objects" "20 20" \
   "$(grep -c '^kind:' "$work/kustomize.yaml") $(grep -c '^kind:' "$work/helm.yaml")"
 
 "$helm" template kvcache-operator "$chart" --include-crds --set certificates.mode=cert-manager \
@@ -40,6 +40,8 @@ kvc_assert_contains "a mode that does not exist is refused, naming the field" \
 kvc_assert_contains "values reach the Deployment (image, replicas)" "image: registry.example/kvcache:9.9" \
   "$("$helm" template x "$chart" --set image.repository=registry.example/kvcache --set image.tag=9.9 --set replicaCount=3 2>/dev/null)"
 
+kvc_assert_contains "networkPolicy.monitoringNamespaceSelector reaches both policies" "2" \
+  "$("$helm" template x "$chart" --set-json 'networkPolicy.monitoringNamespaceSelector={"matchLabels":{"team":"observability"}}' 2>/dev/null | grep -c 'team: observability')"
 kvc_assert_ok "the kustomize base passes the API server's validation (apply --dry-run=server)" \
   kubectl apply --server-side --dry-run=server --force-conflicts -f "$work/kustomize.yaml"
 kvc_assert_ok "the Helm render passes it too" \

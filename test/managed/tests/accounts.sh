@@ -41,6 +41,9 @@ expect $op yes patch pods
 expect $op yes patch kvcachepoolbindings team-a
 expect $op yes get secrets/kvcache-operator-webhook-tls
 expect $op no get secrets/another-secret
+expect $op yes patch networkpolicies
+expect $op no patch networkpolicies team-a
+expect $b-leader no delete networkpolicies
 expect $op no create pods team-a
 expect $op no patch pods team-a
 expect $op no delete namespaces

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The managed master's admin API answers only the operator, tried from the attacker's side: from
 # an unprivileged Pod in another namespace on a real node, through the leader Service and the Pod
-# network, as any workload of the cluster could.
+# network, as any workload of the cluster could were it not for the store's NetworkPolicies (which
+# this test opens to the attacker's namespace, to try what stands behind them).
 #   - the master's own HTTP listener is bound to the leader Pod's loopback: the Pod's IP does not
 #     answer on it;
 #   - :9003 (`kvcache store leader`'s front) speaks only mutual TLS: plain HTTP, TLS without a
@@ -20,7 +21,7 @@ kvc_require_real_nodes
 b=store-admin
 sys=$KVC_SYSTEM_NAMESPACE
 kvcache=${KVC_KVCACHE_BIN:-$(dirname "$0")/../../../build/src/cmd/kvcache}
-trap 'delete_backend $b; kvc_cleanup' EXIT
+trap '[ -n "${ns:-}" ] && unadmit_namespace $b "$ns"; delete_backend $b; kvc_cleanup' EXIT
 
 kvc_assert_ok "a managed backend is created" managed_backend $b 128Mi
 kvc_wait_for 240 "it is Ready" kvcb_phase_is $b Ready
@@ -39,6 +40,9 @@ openssl x509 -req -in "$certs/tls.csr" -CA "$certs/ca.crt" -CAkey "$certs/ca.key
   -days 1 -out "$certs/tls.crt" 2>/dev/null
 
 ns=$(kvc_real_nodes_namespace attacker)
+# The store's NetworkPolicies keep this namespace away from every port (network_policy.sh): the
+# test admits it, as a careless administrator might, to try the second wall, mutual TLS.
+kvc_assert_ok "the attacker's namespace is admitted to the store's Pods (a NetworkPolicy)" admit_namespace $b "$ns"
 metrics_dir=$(admin_tls_dir kvcache-store-metrics-client)
 kubectl -n "$ns" create secret generic foreign --from-file="$certs/tls.crt" \
   --from-file="$certs/tls.key" >/dev/null

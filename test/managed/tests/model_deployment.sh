@@ -97,7 +97,8 @@ kvc_assert_eq "nothing of it was created" "" "$(kubectl -n team-a get md qwen-ch
 # A store client started with exactly what the fp8 role renders (its Pod template: the env, the
 # client-config annotation projected to MOONCAKE_CONFIG_PATH) writes into the store under the
 # Binding's tenant. It runs the store image's Python client on a real node, since the engine
-# image cannot run here; only the image, the command and the accelerator request are replaced.
+# image cannot run here; only the image, the command and the accelerator request are replaced
+# (its labels are the role's: the store's NetworkPolicy admits role Pods by them).
 kvc_wait_for 120 "the Binding qwen-fp8's domain is registered on the master (its quota granted)" \
   bash -c "[ \"\$(kubectl -n team-a get kvcpb qwen-fp8 -o jsonpath='{.status.conditions[?(@.type==\"QuotaGranted\")].status}')\" = True ]"
 ns=$(kvc_real_nodes_namespace md-client)
@@ -120,7 +121,8 @@ print("put", rc, flush=True)
 sys.exit(0 if rc == 0 else 1)'
 kubectl -n team-a get deploy qwen-chat-fp8-server -o json | jq --arg ns "$ns" --arg image "$store_image" --arg script "$script" '
   .spec.template as $t | {apiVersion: "v1", kind: "Pod",
-    metadata: {name: "role-client", namespace: $ns, annotations: $t.metadata.annotations},
+    metadata: {name: "role-client", namespace: $ns, labels: $t.metadata.labels,
+               annotations: $t.metadata.annotations},
     spec: ($t.spec | .restartPolicy = "Never" | .nodeSelector = {type: "real"}
       | .containers[0] |= (.image = $image | .imagePullPolicy = "Never" | del(.resources)
           | del(.readinessProbe) | .command = ["python3", "-c"] | .args = [$script]

@@ -21,6 +21,7 @@ node=$(awk '{print $1}' <<<"$KVC_REAL_NODE_NAMES")
 base=$(mktemp -d /var/tmp/kvcache-tier-XXXXXX)
 chmod 0755 "$base"
 cleanup_step_5() {
+  [ -n "${ns:-}" ] && unadmit_namespace tier-empty "$ns"
   for x in tier-empty tier-full tier-locked; do delete_backend "$x"; done
   rm -rf "$base"
 }
@@ -62,6 +63,9 @@ kvc_wait_for 60 "CAPACITY counts the tier: 256Mi of DRAM + 1Gi = 1280Mi" \
 
 # A client writes 48 objects of 16 MiB (768 MiB) into 256 MiB of DRAM: evicted objects are offloaded.
 ns=$(kvc_real_nodes_namespace step-5)
+# The writer is a bare store client, not a Pod the webhook injected: the store's NetworkPolicies
+# keep it out until the administrator admits its namespace.
+kvc_assert_ok "the administrator admits namespace $ns to tier-empty (a NetworkPolicy)" admit_namespace tier-empty "$ns"
 kvc_assert_ok "a client Pod (the store image's Python client) writes 768 MiB" kubectl -n "$ns" apply -f - <<YAML
 apiVersion: v1
 kind: Pod

@@ -91,7 +91,9 @@ protected:
     config_.client = kube::Client::create(server_.config()).value();
     config_.backends = &cluster_.cache(res::kvCacheBackends());
     config_.pools = &cluster_.cache(res::kvCachePools());
-    config_.stores = [this](const std::string& address) {
+    config_.stores = [this](const StoreTarget& target) {
+      targets_.push_back(target);
+      const std::string& address = target.admin_address;
       return address == kExternalAdmin ? external_.clients()(address) : managed_.clients()(address);
     };
     config_.clock = &clock_;
@@ -166,7 +168,7 @@ protected:
     std::vector<std::string> out;
     for (const kube::ResourceType& kind :
          {res::deployments(), res::daemonSets(), res::services(), res::serviceAccounts(),
-          res::roles(), res::roleBindings(), res::configMaps()}) {
+          res::roles(), res::roleBindings(), res::configMaps(), res::networkPolicies()}) {
       for (const Json& object : cluster_.list(kind)) {
         if (runtime::carriesNoteFor(object, owner)) {
           out.push_back(kind.plural + "/" + kube::object::key(object));
@@ -182,6 +184,7 @@ protected:
   FakeApiServer server_;
   FakeMaster external_;
   FakeMaster managed_;
+  std::vector<StoreTarget> targets_;  // every admin client asked for, in order
   BackendControllerConfig config_;
   std::unique_ptr<runtime::EventRecorder> events_;
   std::shared_ptr<BackendReconciler> reconciler_;
@@ -212,6 +215,20 @@ TEST_F(BackendControllerTest, AnExternalBackendIsGuardedReadAndReported) {
   EXPECT_EQ(api::endpointAddress(b.status.endpoints, api::kEndpointAdmin), kExternalAdmin);
   EXPECT_EQ(b.status.capacity_total, 16 * kGi);
   EXPECT_EQ(external_.addressesAsked(), std::vector<std::string>{kExternalAdmin});
+}
+
+TEST_F(BackendControllerTest, AnExternalBackendsCredentialIsTheSecretItsAnnotationNames) {
+  Json object = externalBackend();
+  cluster_.create(res::kvCacheBackends(), object);
+  ASSERT_THAT(pass("remote"), testing::IsOk());
+  ASSERT_FALSE(targets_.empty());
+  EXPECT_EQ(targets_.back().tls_secret, "") << "none named: plain HTTP";
+  object = *cluster_.get(res::kvCacheBackends(), "remote");
+  object["metadata"]["annotations"][std::string(api::kAdminTlsSecretAnnotation)] = "remote-admin";
+  cluster_.update(res::kvCacheBackends(), object);
+  ASSERT_THAT(pass("remote"), testing::IsOk());
+  EXPECT_EQ(targets_.back().admin_address, kExternalAdmin);
+  EXPECT_EQ(targets_.back().tls_secret, "remote-admin");
 }
 
 TEST_F(BackendControllerTest, AnExternalMasterThatDoesNotServeIsReadOnce) {
@@ -508,8 +525,8 @@ TEST_F(BackendControllerTest, AConflictOnTheManagedStatusIsRetriedFromAFreshRead
 }
 
 // Contract §2.8 "Deletion": once no pool uses it, the store is torn down one step per pass —
-// every object carrying the note deleted in the foreground, then waited for (polled every
-// teardown_poll), then the Lease, and the finalizer last.
+// every object carrying the note deleted in the foreground (its NetworkPolicies once nothing else
+// is left), then waited for (polled every teardown_poll), then the Lease, and the finalizer last.
 TEST_F(BackendControllerTest, AManagedBackendIsTornDownOneStepPerPassWithTheFinalizerLast) {
   cluster_.create(res::kvCacheBackends(), managedBackend());
   ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
@@ -523,19 +540,45 @@ TEST_F(BackendControllerTest, AManagedBackendIsTornDownOneStepPerPassWithTheFina
     object["metadata"]["deletionTimestamp"] = kube::formatTime(clock_.wallNow());
   });
 
-  // Pass 1: every owned object is deleted in the foreground; the finalizer stays.
+  const auto is_policy = [](const std::string& object) {
+    return object.rfind("networkpolicies/", 0) == 0;
+  };
+  std::set<std::string> policies;
+  std::set<std::string> workloads;
+  for (const std::string& object : owned) {
+    (is_policy(object) ? policies : workloads).insert(object);
+  }
+  ASSERT_EQ(policies.size(), 2U) << "the leader's and the member group's";
+  // remove(objects): the garbage collector finishes their deletion.
+  const auto remove = [this](const std::set<std::string>& objects) {
+    for (const std::string& object : objects) {
+      const auto slash = object.find('/');
+      const std::string plural = object.substr(0, slash);
+      for (const kube::ResourceType& kind : res::all()) {
+        if (kind.plural == plural && kind.group != "events.k8s.io") {
+          cluster_.remove(kind, object.substr(slash + 1));
+        }
+      }
+    }
+  };
+  const auto deletes = [this] {
+    std::set<std::string> deleted;
+    for (const std::string& line : cluster_.log().writes()) {
+      if (line.rfind("DELETE ", 0) == 0) {
+        deleted.insert(line.substr(7));
+      }
+    }
+    return deleted;
+  };
+
+  // Pass 1: every owned object but the policies is deleted in the foreground; the finalizer
+  // stays.
   cluster_.log().clear();
   auto first = pass("mooncake-dram");
   ASSERT_THAT(first, testing::IsOk());
   ASSERT_TRUE(first->requeue_after.has_value());
   EXPECT_EQ(*first->requeue_after, config_.teardown_poll);
-  std::set<std::string> deleted;
-  for (const std::string& line : cluster_.log().writes()) {
-    if (line.rfind("DELETE ", 0) == 0) {
-      deleted.insert(line.substr(7));
-    }
-  }
-  EXPECT_EQ(deleted, std::set<std::string>(owned.begin(), owned.end()));
+  EXPECT_EQ(deletes(), workloads);
   EXPECT_EQ(cluster_.log().writes().back(), "PUT kvcachebackends/mooncake-dram/status");
   api::KVCacheBackend b = backend("mooncake-dram");
   EXPECT_TRUE(api::hasFinalizer(b.metadata, bc::kFinalizer));
@@ -551,16 +594,15 @@ TEST_F(BackendControllerTest, AManagedBackendIsTornDownOneStepPerPassWithTheFina
               IsEmpty());
   EXPECT_TRUE(api::hasFinalizer(backend("mooncake-dram").metadata, bc::kFinalizer));
 
-  // The garbage collector finishes; pass 3 deletes the Lease and removes the finalizer, last.
-  for (const std::string& object : owned) {
-    const auto slash = object.find('/');
-    const std::string plural = object.substr(0, slash);
-    for (const kube::ResourceType& kind : res::all()) {
-      if (kind.plural == plural && kind.group != "events.k8s.io") {
-        cluster_.remove(kind, object.substr(slash + 1));
-      }
-    }
-  }
+  // The garbage collector finishes; pass 3 deletes the policies, nothing else is left to guard.
+  remove(workloads);
+  cluster_.log().clear();
+  ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
+  EXPECT_EQ(deletes(), policies);
+  EXPECT_TRUE(api::hasFinalizer(backend("mooncake-dram").metadata, bc::kFinalizer));
+
+  // They go; pass 4 deletes the Lease and removes the finalizer, last.
+  remove(policies);
   cluster_.log().clear();
   auto last = pass("mooncake-dram");
   ASSERT_THAT(last, testing::IsOk());

@@ -107,7 +107,9 @@ protected:
     config_.config_maps = &cluster_.cache(res::configMaps(), "gpustack-system",
                                           "app.kubernetes.io/component=tenant-quota-policy");
     config_.model_deployments = &cluster_.cache(res::modelDeployments());
-    config_.stores = master_.clients();
+    config_.stores = [clients = master_.clients()](const StoreTarget& target) {
+      return clients(target.admin_address);
+    };
     config_.clock = &clock_;
   }
 
@@ -347,7 +349,9 @@ TEST_F(PoolControllerTest, AFailedGuardStopsThePassBeforeAnyWriteToTheMaster) {
     config.backends = &cluster.cache(res::kvCacheBackends());
     config.config_maps = nullptr;
     config.model_deployments = nullptr;
-    config.stores = master.clients();
+    config.stores = [clients = master.clients()](const StoreTarget& target) {
+      return clients(target.admin_address);
+    };
     cluster.create(res::kvCacheBackends(), backendObject());
     cluster.create(res::kvCachePools(), poolObject("shared-dram"));
     cluster.create(res::kvCachePoolBindings(),

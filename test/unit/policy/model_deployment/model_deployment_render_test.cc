@@ -13,6 +13,7 @@
 #include "kvc/policy/inject/inject.h"
 #include "kvc/policy/inject/keys.h"
 #include "kvc/policy/model_deployment/model_deployment_endpoint.h"
+#include "kvc/policy/store/store_network_policy.h"
 #include "kvc/policy/store/store_workload.h"
 
 namespace kvc::policy {
@@ -99,6 +100,23 @@ struct Pairing {
 // Every pairing where the two paths must agree: the store connector's kv_role follows the Pod's
 // role annotation and the role's kind alike. (An SGLang Decode role differs by design: it swaps
 // the host-tier switch for the decode-retraction one; see the golden corpus.)
+// A managed store's NetworkPolicies admit role Pods by their labels (the store library cannot
+// name this one's constant: it sits below): every label they select on is on every role Pod.
+TEST(ModelDeploymentRender, RolePodsCarryTheLabelsTheStoresNetworkPoliciesAdmit) {
+  auto backend = api::backendFromJson(Json::parse(R"({"metadata": {"name": "b", "uid": "u"},
+      "spec": {"connection": {"managed": {"leader": {}, "members": [
+        {"nodeSelector": {}, "medium": "DRAM", "capacityPerMember": "1Gi"}]}}}})"));
+  ASSERT_TRUE(backend.ok()) << backend.status().message();
+  const Json leader = storeNetworkPolicies(*backend, {"gpustack-system", "store:1"})[0].object;
+  const Json role_labels = roleObjectLabels("md", "decode");
+  const Json& peer = leader["spec"]["ingress"][0]["from"][1]["podSelector"]["matchLabels"];
+  ASSERT_FALSE(peer.empty());
+  for (const auto& [key, value] : peer.items()) {
+    EXPECT_EQ(role_labels.value(key, Json()), value) << key;
+  }
+  EXPECT_EQ(peer["app.kubernetes.io/name"], kModelDeploymentAppName);
+}
+
 TEST(ModelDeploymentAttachment, EqualsWhatThePodWebhookWritesForTheSameBindingAndEngine) {
   const ClusterSnapshot snapshot = cluster();
   for (const Pairing& pairing :

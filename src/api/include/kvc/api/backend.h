@@ -26,6 +26,11 @@ inline constexpr std::string_view kKindBackend = "KVCacheBackend";
 
 inline constexpr std::string_view kEndpointClient = "Client";
 inline constexpr std::string_view kEndpointAdmin = "Admin";
+// On an external KVCacheBackend: the Secret, in the operator's namespace, whose client
+// certificate the operator presents to the master's admin endpoint (keys tls.crt, tls.key and
+// ca.crt, the CA the endpoint's serving certificate is checked against). Absent: plain HTTP.
+inline constexpr std::string_view kAdminTlsSecretAnnotation =
+    "kvcache.gpustack.ai/admin-tls-secret";
 
 struct Endpoint {
   std::string name;  // kEndpointClient | kEndpointAdmin

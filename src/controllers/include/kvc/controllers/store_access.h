@@ -1,24 +1,39 @@
 #pragma once
-// How a controller reaches a store's master: a factory of admin clients by admin address, so
-// that the controllers' tests can hand in a fake master and the operator a libcurl one with the
-// contract's limits (5 s per request, no redirects, 8 MiB bodies) — over mutual TLS with the
-// operator's certificate to a managed master (store_credentials.h).
+// How a controller reaches a store's master: a factory of admin clients by target, so that the
+// controllers' tests can hand in a fake master and the operator a libcurl one with the contract's
+// limits (5 s per request, no redirects, 8 MiB bodies) — over mutual TLS with the operator's
+// certificate to a managed master (store_credentials.h), and with the certificate an external
+// backend names (its annotation kvcache.gpustack.ai/admin-tls-secret) to its master.
 
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "kvc/api/backend.h"
 #include "kvc/common/status.h"
 #include "kvc/controllers/store_credentials.h"
 #include "kvc/store/admin_client.h"
 
 namespace kvc::controllers {
 
+// Where an admin client goes.
+struct StoreTarget {
+  std::string admin_address;  // host:port
+  // The Secret (operator namespace) of the client certificate to present; "" for none, or for a
+  // managed master (the keeper's own credentials are used by address).
+  std::string tls_secret;
+};
+
+// The target of `backend`'s master at `admin_address`: an external backend's annotation names
+// its Secret; a managed backend names none.
+StoreTarget storeTarget(const api::KVCacheBackend& backend, std::string admin_address);
+
 using AdminClientFactory =
-    std::function<Result<std::unique_ptr<store::AdminClient>>(const std::string& admin_address)>;
+    std::function<Result<std::unique_ptr<store::AdminClient>>(const StoreTarget& target)>;
 
 // HttpAdminClient over libcurl, one per call (cheap: the transport is shared). Without a keeper,
-// plain http:// to every address (tests of external masters).
+// plain http:// to every address (tests of external masters), and a target naming a Secret is an
+// error (there is nothing to read it with).
 AdminClientFactory httpAdminClients(std::shared_ptr<StoreCredentialKeeper> credentials = nullptr,
                                     std::string store_namespace = "");
 

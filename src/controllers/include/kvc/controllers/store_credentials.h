@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,6 +39,14 @@ public:
   // one is due; an error when there are none and the pass failed.
   Result<std::shared_ptr<const store::TlsCredentials>> operatorCredentials();
 
+  // The client credentials an external backend names (its annotation
+  // kvcache.gpustack.ai/admin-tls-secret): the Secret `name` in the keeper's namespace, with
+  // tls.crt, tls.key and ca.crt. Read at most once a `period` per name (an administrator's
+  // rotation is taken within it); never written. An error names the Secret, the missing key or
+  // the refusal to read it (the operator is granted no Secret by another name: the administrator
+  // grants `get` on this one, docs/security.md).
+  Result<std::shared_ptr<const store::TlsCredentials>> namedCredentials(const std::string& name);
+
   // One pass now: read the four Secrets, issue what the plan says, write it.
   Status syncOnce();
 
@@ -50,6 +59,11 @@ private:
   std::mutex mutex_;  // one pass at a time; guards the members below
   std::optional<Clock::TimePoint> next_pass_;
   std::shared_ptr<const store::TlsCredentials> current_;
+  struct Named {
+    Clock::TimePoint read_at;
+    std::shared_ptr<const store::TlsCredentials> credentials;
+  };
+  std::map<std::string, Named> named_;  // by Secret name, guarded by mutex_
 };
 
 // The admin-client factory for the controllers: http:// to an external master; https:// with

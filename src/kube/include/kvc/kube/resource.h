@@ -51,6 +51,7 @@ const ResourceType& deployments();
 const ResourceType& daemonSets();
 const ResourceType& statefulSets();
 // rbac.authorization.k8s.io/v1
+const ResourceType& networkPolicies();
 const ResourceType& roles();
 const ResourceType& roleBindings();
 const ResourceType& clusterRoles();         // cluster-scoped

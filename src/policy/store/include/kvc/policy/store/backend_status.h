@@ -27,6 +27,7 @@ struct SegmentRow {
 
 struct BackendReading {
   std::string admin_address;  // "" when the backend publishes no Admin endpoint
+  bool admin_tls = false;     // read over mutual TLS (an external backend naming a credential)
 
   enum class Health { Unreadable, NotServing, Serving };
   Health health = Health::Unreadable;

@@ -1,9 +1,9 @@
 #pragma once
 // Everything a managed KVCacheBackend renders from its spec, in the order the controller applies
-// it: election RBAC (while electing), the leader Service, the leader Deployment, one member
-// DaemonSet per group. The tenant-quota policy ConfigMap is rendered from the Bindings instead
-// (tenant_quota_policy.h). Nothing is returned unless every object renders: a failed render
-// applies nothing.
+// it: the NetworkPolicies (store_network_policy.h), election RBAC (while electing), the leader
+// Service, the leader Deployment, one member DaemonSet per group. The tenant-quota policy ConfigMap
+// is rendered from the Bindings instead (tenant_quota_policy.h). Nothing is returned unless every
+// object renders: a failed render applies nothing.
 
 #include <vector>
 

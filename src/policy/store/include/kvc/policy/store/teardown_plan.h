@@ -6,7 +6,8 @@
 // that fails (errors name the teardown; the next pass plans again from what is there):
 //
 //   a. while anything carrying this backend's ownership note, or any store Pod, is left: every
-//      such object not already going is deleted in the foreground; a Deployment or DaemonSet
+//      such object not already going is deleted in the foreground — its NetworkPolicies only
+//      once nothing else is left, so no store Pod runs unguarded; a Deployment or DaemonSet
 //      still there `grace + 120 s` after its deletion began, with Pods on nodes, records
 //      KVCacheWorkloadNotTerminated (on the backend) naming those nodes. The status says
 //      "deleting the store's workloads: …" and the pass ends.
@@ -62,7 +63,8 @@ struct TeardownObservation {
   std::set<std::string> gone;   // the pools of usedBy definitely gone (a live NotFound)
   StoreInputs inputs;           // the operator namespace, the Setting's image (cleanup Pods)
   // a. Every object carrying this backend's note, in the order they are deleted (Deployments,
-  // DaemonSets, Services, RoleBindings, Roles, ServiceAccounts, ConfigMaps); the store's own
+  // DaemonSets, Services, RoleBindings, Roles, ServiceAccounts, ConfigMaps, NetworkPolicies,
+  // "networkpolicies" held back while anything else is left); the store's own
   // Pods (the cleanup Pods excepted).
   std::vector<StoreChild> children;
   std::vector<Json> store_pods;
