@@ -103,6 +103,25 @@ walkthrough_namespace() {
   fi
 }
 
+# walkthrough_backend CAPACITY-PER-MEMBER: Step 1's manifest as written (mooncake-dram), placed on
+# the real nodes (nodeSelector {type: real}: the seed's kubernetes.io/os matches the fake nodes
+# too) with this capacity per member.
+walkthrough_backend() {
+  sed -e 's|kubernetes.io/os: linux|type: real|' -e "s|capacityPerMember: 8Gi|capacityPerMember: $1|" \
+    "$(dirname "${BASH_SOURCE[0]}")/../../examples/walkthrough/step1-backend.yaml" | kubectl apply -f -
+}
+
+# delete_walkthrough [POD-SELECTOR]: what a walkthrough test made, in the order the releases need:
+# team-a's Pods (all, or those SELECTOR selects), its Bindings, the pool shared-dram, then the
+# backend mooncake-dram.
+delete_walkthrough() {
+  local pods=(--all); [ -n "${1:-}" ] && pods=(-l "$1")
+  kubectl -n team-a delete pods "${pods[@]}" --grace-period=0 --force >/dev/null 2>&1
+  kubectl -n team-a delete kvcpb --all --timeout=120s >/dev/null 2>&1
+  kubectl delete kvcp shared-dram --ignore-not-found --timeout=120s >/dev/null 2>&1
+  delete_backend mooncake-dram
+}
+
 # managed_backend NAME CAPACITY-PER-MEMBER [LEADER-YAML]: applies Step 1's manifest scaled to
 # this machine (one DRAM group on the real nodes), with this leader block (default {}).
 managed_backend() {

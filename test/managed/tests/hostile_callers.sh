@@ -22,13 +22,7 @@ sys=$KVC_SYSTEM_NAMESPACE
 bound_delta_mib=${KVC_HOSTILE_RSS_DELTA_MIB:-84}
 creates=${KVC_HOSTILE_CREATES:-60}
 walkthrough_namespace team-a || { echo "FAIL: namespace team-a"; exit 1; }
-cleanup_hostile() {
-  kubectl -n team-a delete pods -l kvcache-test.gpustack.ai/hostile=true --grace-period=0 --force >/dev/null 2>&1
-  kubectl -n team-a delete kvcpb --all --timeout=120s >/dev/null 2>&1
-  kubectl delete kvcp shared-dram --ignore-not-found --timeout=120s >/dev/null 2>&1
-  delete_backend $b
-}
-trap 'cleanup_hostile; kvc_cleanup' EXIT
+trap 'delete_walkthrough kvcache-test.gpustack.ai/hostile=true; kvc_cleanup' EXIT
 
 # operator_pids: "POD PID" of each replica's operator process, found on the host by its
 # environment (POD_NAME, set from the Pod's name) and its command line.
@@ -60,8 +54,7 @@ refusals() {
 }
 
 # Step 1's backend, Step 2's pool and Binding (as pools.sh): what the labelled Pods name.
-kvc_assert_ok "Step 1's backend is created" bash -c \
-  "sed -e 's|kubernetes.io/os: linux|type: real|' -e 's|capacityPerMember: 8Gi|capacityPerMember: 512Mi|' '$root/examples/walkthrough/step1-backend.yaml' | kubectl apply -f -"
+kvc_assert_ok "Step 1's backend is created" walkthrough_backend 512Mi
 kvc_wait_for 240 "it is Ready" kvcb_phase_is $b Ready
 kvc_assert_ok "Step 2's pool and Binding" kubectl apply -f "$root/examples/walkthrough/step2-pool-binding.yaml"
 kvc_wait_for 120 "the Binding's quota is granted" bash -c \

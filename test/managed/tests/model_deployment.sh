@@ -27,10 +27,7 @@ cleanup_md() {
   kubectl -n gpustack-system patch configmap gpustack-settings --type=merge \
     -p "{\"data\":{\"model-deployment-kv-cache-dtype-owned\":\"${owned:-true}\"}}" >/dev/null 2>&1
   kubectl -n team-a delete md --all --timeout=180s >/dev/null 2>&1
-  kubectl -n team-a delete pods --all --grace-period=0 --force >/dev/null 2>&1
-  kubectl -n team-a delete kvcpb --all --timeout=120s >/dev/null 2>&1
-  kubectl delete kvcp shared-dram --ignore-not-found --timeout=120s >/dev/null 2>&1
-  delete_backend $b
+  delete_walkthrough
 }
 trap 'cleanup_md; rm -rf "$tmp"; kvc_cleanup' EXIT
 md_condition() { # md_condition MD TYPE: "Status/Reason"
@@ -39,8 +36,7 @@ md_condition() { # md_condition MD TYPE: "Status/Reason"
 md_phase_is() { [ "$(kubectl -n team-a get md "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ]; }
 role_args() { kubectl -n team-a get deploy "$1" -o jsonpath='{.spec.template.spec.containers[0].args}'; }
 
-kvc_assert_ok "Step 1's backend is created" bash -c \
-  "sed -e 's|kubernetes.io/os: linux|type: real|' -e 's|capacityPerMember: 8Gi|capacityPerMember: 512Mi|' '$root/examples/walkthrough/step1-backend.yaml' | kubectl apply -f -"
+kvc_assert_ok "Step 1's backend is created" walkthrough_backend 512Mi
 kvc_wait_for 240 "it is Ready" kvcb_phase_is $b Ready
 kvc_assert_ok "Step 2's pool and Binding, as written" kubectl apply -f "$root/examples/walkthrough/step2-pool-binding.yaml"
 kvc_wait_for 120 "the Binding's quota is granted" \

@@ -26,15 +26,11 @@ walkthrough_namespace team-a || { echo "FAIL: namespace team-a"; exit 1; }
 kubectl annotate namespace team-a --overwrite scheduler.alpha.kubernetes.io/node-selector= >/dev/null
 cleanup_netpol() {
   "$cluster_sh" netpol-up "$KVC_CLUSTER_DIR" >/dev/null 2>&1   # never leave the cluster unguarded
-  kubectl -n team-a delete pods --all --grace-period=0 --force >/dev/null 2>&1
-  kubectl -n team-a delete kvcpb --all --timeout=120s >/dev/null 2>&1
-  kubectl delete kvcp shared-dram --ignore-not-found --timeout=120s >/dev/null 2>&1
-  delete_backend $b
+  delete_walkthrough
 }
 trap 'cleanup_netpol; kvc_cleanup' EXIT
 
-kvc_assert_ok "Step 1's backend is created (on the real nodes)" bash -c \
-  "sed -e 's|kubernetes.io/os: linux|type: real|' -e 's|capacityPerMember: 8Gi|capacityPerMember: 256Mi|' '$root/examples/walkthrough/step1-backend.yaml' | kubectl apply -f -"
+kvc_assert_ok "Step 1's backend is created (on the real nodes)" walkthrough_backend 256Mi
 kvc_wait_for 240 "it is Ready" kvcb_phase_is $b Ready
 kvc_assert_eq "it renders its NetworkPolicies" "$b-leader $b-member-0" \
   "$(kubectl -n "$sys" get networkpolicy -l app.kubernetes.io/instance=$b -o jsonpath='{.items[*].metadata.name}')"

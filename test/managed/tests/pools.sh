@@ -16,16 +16,9 @@ kvc_require_real_nodes
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 b=mooncake-dram
 walkthrough_namespace team-a || { echo "FAIL: namespace team-a"; exit 1; }
-cleanup_pools() {
-  kubectl -n team-a delete pods --all --grace-period=0 --force >/dev/null 2>&1
-  kubectl -n team-a delete kvcpb --all --timeout=120s >/dev/null 2>&1
-  kubectl delete kvcp shared-dram --ignore-not-found --timeout=120s >/dev/null 2>&1
-  delete_backend $b
-}
-trap 'cleanup_pools; kvc_cleanup' EXIT
+trap 'delete_walkthrough; kvc_cleanup' EXIT
 
-kvc_assert_ok "Step 1's backend is created" bash -c \
-  "sed -e 's|kubernetes.io/os: linux|type: real|' -e 's|capacityPerMember: 8Gi|capacityPerMember: 512Mi|' '$root/examples/walkthrough/step1-backend.yaml' | kubectl apply -f -"
+kvc_assert_ok "Step 1's backend is created" walkthrough_backend 512Mi
 kvc_wait_for 240 "it is Ready with CAPACITY 1Gi" \
   bash -c "[ \"\$(kubectl get kvcb $b -o jsonpath='{.status.capacity.total} {.status.phase}')\" = '1Gi Ready' ]"
 kvc_assert_ok "Step 2's pool and Binding, as written" kubectl apply -f "$root/examples/walkthrough/step2-pool-binding.yaml"
