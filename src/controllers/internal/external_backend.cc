@@ -38,15 +38,14 @@ policy::ExternalBackendObservation ExternalBackend::observe(
       api::endpointAddress(backend.spec.external_endpoints, api::kEndpointAdmin);
   if (!seen.reading.admin_address.empty()) {
     const StoreTarget target = storeTarget(backend, seen.reading.admin_address);
-    seen.reading.admin_tls = !target.tls_secret.empty();
     auto client = config_.stores(target);
     if (client.ok()) {
       seen.reading = readBackend(**client);
-      seen.reading.admin_tls = !target.tls_secret.empty();
     } else {
       seen.reading.health = policy::BackendReading::Health::Unreadable;
       seen.reading.health_error = client.status().message();
     }
+    seen.reading.admin_tls = !target.tls_secret.empty();
   }
   return seen;
 }

@@ -80,7 +80,10 @@ YAML
 }
 message() { kvcb_field $b '{.status.conditions[?(@.type=="LeaderAvailable")].message}'; }
 unread() { [ -n "$(message)" ] && ! kvcb_phase_is $b Ready; }
-names_the_grant() { message | grep -q 'grant the operator get on it' && message | grep -q "$sys/$b-admin-tls"; }
+names_the_grant() {
+  message | grep -q 'grant the operator get on it' && message | grep -q "$sys/$b-admin-tls" &&
+    message | grep -q "GET https://$admin/health"
+}
 
 kvc_assert_ok "an external backend naming no credential" backend
 kvc_wait_for 60 "is not Ready, and says the admin endpoint could not be read" unread
