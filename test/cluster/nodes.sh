@@ -114,7 +114,7 @@ reclaim_dead_cluster() {
   ip link delete "$NODE_BRIDGE" 2>/dev/null || true
   iptables-save | grep -v -e "$NODE_BRIDGE" -e 'KUBE-' | iptables-restore \
     || die "could not remove the iptables rules of $odir"
-  destroy_kube_router_sets /dev/null
+  destroy_peer_sets
 }
 
 # --- host state ----------------------------------------------------------------------------
@@ -169,9 +169,15 @@ destroy_kube_router_sets() {
 # `kube-router --cleanup-config`: that also cleans up after its router and service proxy, which
 # this cluster does not run, and which would touch IPVS and interfaces.
 netpol_flush() {
-  local s
   iptables-save -t filter | grep -v -E 'KUBE-ROUTER-|KUBE-POD-FW-|KUBE-NWPLCY-' | iptables-restore -T filter \
     || log "WARNING: could not remove kube-router's filter rules"
+  destroy_peer_sets
+}
+
+# destroy_peer_sets: kube-router's ipsets, by their names (once no rule names them).
+destroy_peer_sets() {
+  local s
+  command -v ipset >/dev/null || return 0
   for s in $(ipset list -n 2>/dev/null | grep -E '^(KUBE-SRC-|KUBE-DST-|TMP-)' || true); do
     ipset destroy "$s" 2>/dev/null || log "WARNING: could not destroy ipset $s"
   done
