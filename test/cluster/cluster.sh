@@ -7,7 +7,7 @@
 # Binaries come from build.sh (built from Go modules into a cache outside the repository), the
 # pause and CoreDNS images from images/build.sh.
 #
-# usage: cluster.sh up|down|env|status|load [DIR] [ARCHIVE...]
+# usage: cluster.sh up|down|env|status|load|netpol-down|netpol-up [DIR] [ARCHIVE...]
 #   up      start a cluster in DIR (reuses it when every process is alive and /readyz answers)
 #   down    stop every process of DIR by its saved pid and restore every host setting the real
 #           nodes changed (idempotent); --purge also removes the files up created
