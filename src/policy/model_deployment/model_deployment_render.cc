@@ -424,7 +424,7 @@ Json roleSelectorLabels(std::string_view deployment, std::string_view role) {
 
 Json roleObjectLabels(std::string_view deployment, std::string_view role) {
   Json labels = roleSelectorLabels(deployment, role);
-  labels["app.kubernetes.io/part-of"] = "gpustack-operator-worker";
+  labels["app.kubernetes.io/part-of"] = kPartOfWorker;
   return labels;
 }
 

@@ -101,7 +101,7 @@ Result<MemberSettings> memberSettings(const api::KVCacheBackend& backend, int gr
   m.pull_policy = pullPolicyFor(backend, m.image);
   m.port = kMemberBasePort + group;
   m.protocol = groupProtocol(backend, group);
-  m.host_fabric = m.protocol == "rdma" || m.protocol == "efa";
+  m.host_fabric = groupOnHostFabric(backend, group);
   KVC_ASSIGN_OR_RETURN(m.capacity, bytesOf(g.capacity_per_member, at + ".capacityPerMember"));
   if (g.local_buffer_size) {
     KVC_ASSIGN_OR_RETURN(m.buffer, bytesOf(*g.local_buffer_size, at + ".localBufferSize"));

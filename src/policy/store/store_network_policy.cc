@@ -3,6 +3,7 @@
 #include <charconv>
 #include <optional>
 
+#include "kvc/policy/base/workload_labels.h"
 #include "kvc/policy/inject/keys.h"
 
 namespace kvc::policy {
@@ -13,18 +14,10 @@ namespace {
 constexpr PortRange kTransferPorts{15000, 17000};
 constexpr PortRange kStoreClientPorts{12300, 14300};
 constexpr PortRange kEphemeralPorts{32768, 60999};
-// app.kubernetes.io/name of every ModelDeployment role Pod: kModelDeploymentAppName, which
-// policy/model_deployment (above this library) owns; a unit test keeps the two equal.
-constexpr std::string_view kRoleAppName = "model-deployment";
-
-bool hostFabric(const api::KVCacheBackend& backend, int group) {
-  const std::string protocol = groupProtocol(backend, group);
-  return protocol == "rdma" || protocol == "efa";
-}
 
 bool anyHostFabric(const api::KVCacheBackend& backend) {
   for (std::size_t i = 0; i < backend.spec.members.size(); ++i) {
-    if (hostFabric(backend, static_cast<int>(i))) {
+    if (groupOnHostFabric(backend, static_cast<int>(i))) {
       return true;
     }
   }
@@ -85,8 +78,8 @@ Json clientPeers() {
                       {{"namespaceSelector", Json::object()},
                        {"podSelector",
                         {{"matchLabels",
-                          {{"app.kubernetes.io/name", std::string(kRoleAppName)},
-                           {"app.kubernetes.io/part-of", "gpustack-operator-worker"}}}}}}});
+                          {{"app.kubernetes.io/name", std::string(kModelDeploymentAppName)},
+                           {"app.kubernetes.io/part-of", std::string(kPartOfWorker)}}}}}}});
 }
 
 // The backend's own Pods (its members, and the leader's replicas), in the policy's namespace.
@@ -150,7 +143,7 @@ std::vector<RenderedObject> storeNetworkPolicies(const api::KVCacheBackend& back
   std::vector<RenderedObject> out = {{leaderPolicy(backend, inputs), "leader", std::nullopt}};
   for (std::size_t i = 0; i < backend.spec.members.size(); ++i) {
     const int group = static_cast<int>(i);
-    if (hostFabric(backend, group)) {
+    if (groupOnHostFabric(backend, group)) {
       continue;
     }
     Json from = clientPeers();

@@ -1,6 +1,7 @@
 #include "kvc/policy/store/store_workload.h"
 
 #include "kvc/api/transport.h"
+#include "kvc/policy/base/workload_labels.h"
 
 namespace kvc::policy {
 
@@ -20,7 +21,7 @@ Json selectorLabels(std::string_view backend, std::string_view component) {
 
 Json objectLabels(std::string_view backend, std::string_view component) {
   Json labels = selectorLabels(backend, component);
-  labels["app.kubernetes.io/part-of"] = "gpustack-operator-worker";
+  labels["app.kubernetes.io/part-of"] = kPartOfWorker;
   return labels;
 }
 
@@ -77,6 +78,11 @@ std::string groupProtocol(const api::KVCacheBackend& backend, int group) {
   const std::string& api_spelling =
       own.empty() || own == "Auto" ? backend.spec.transport_protocol : own;
   return api::artifactProtocol(api_spelling).value_or("tcp");
+}
+
+bool groupOnHostFabric(const api::KVCacheBackend& backend, int group) {
+  const std::string protocol = groupProtocol(backend, group);
+  return protocol == "rdma" || protocol == "efa";
 }
 
 Json pullSecrets(const api::KVCacheBackend& backend) {

@@ -100,8 +100,8 @@ struct Pairing {
 // Every pairing where the two paths must agree: the store connector's kv_role follows the Pod's
 // role annotation and the role's kind alike. (An SGLang Decode role differs by design: it swaps
 // the host-tier switch for the decode-retraction one; see the golden corpus.)
-// A managed store's NetworkPolicies admit role Pods by their labels (the store library cannot
-// name this one's constant: it sits below): every label they select on is on every role Pod.
+// A managed store's NetworkPolicies admit role Pods by their labels: every label they select on
+// is on every role Pod.
 TEST(ModelDeploymentRender, RolePodsCarryTheLabelsTheStoresNetworkPoliciesAdmit) {
   auto backend = api::backendFromJson(Json::parse(R"({"metadata": {"name": "b", "uid": "u"},
       "spec": {"connection": {"managed": {"leader": {}, "members": [

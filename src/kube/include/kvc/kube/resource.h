@@ -50,8 +50,9 @@ const ResourceType& leases();
 const ResourceType& deployments();
 const ResourceType& daemonSets();
 const ResourceType& statefulSets();
-// rbac.authorization.k8s.io/v1
+// networking.k8s.io/v1
 const ResourceType& networkPolicies();
+// rbac.authorization.k8s.io/v1
 const ResourceType& roles();
 const ResourceType& roleBindings();
 const ResourceType& clusterRoles();         // cluster-scoped

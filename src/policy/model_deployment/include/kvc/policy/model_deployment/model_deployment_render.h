@@ -51,6 +51,7 @@
 #include "kvc/api/settings.h"
 #include "kvc/common/json.h"
 #include "kvc/common/status.h"
+#include "kvc/policy/base/workload_labels.h"
 #include "kvc/policy/inject/engine.h"
 #include "kvc/policy/inject/render.h"
 #include "kvc/policy/inject/resolve.h"
@@ -59,8 +60,6 @@ namespace kvc::policy {
 
 inline constexpr std::int64_t kEnginePort = 8000;
 inline constexpr std::string_view kEngineContainer = "engine";
-// app.kubernetes.io/name of every rendered role.
-inline constexpr std::string_view kModelDeploymentAppName = "model-deployment";
 // The manufacturer that selects vLLM-Ascend, as on the Pod annotation.
 inline constexpr std::string_view kManufacturerAscend = "ascend";
 

@@ -63,6 +63,10 @@ std::string memberMasterAddress(const api::KVCacheBackend& backend, const StoreI
 // A group's transport in artifact spelling: its own unless Auto, else the backend's.
 std::string groupProtocol(const api::KVCacheBackend& backend, int group);
 
+// True when the group's transport is a fabric (rdma, efa): its members run on the host's network
+// with the host's devices.
+bool groupOnHostFabric(const api::KVCacheBackend& backend, int group);
+
 // [{name: s}] of spec.imagePullSecrets.
 Json pullSecrets(const api::KVCacheBackend& backend);
 
