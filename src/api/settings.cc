@@ -17,6 +17,21 @@ Result<bool> boolSetting(std::string_view key, const std::string& value) {
                          std::string(kOperatorNamespace) + "/" + std::string(kSettingsConfigMap));
 }
 
+// "4s": whole seconds within [kMinLeaderLease, kMaxLeaderLease].
+Result<std::chrono::seconds> leaseSetting(std::string_view key, const std::string& value) {
+  const bool digits = value.size() >= 2 && value.size() <= 4 && value.back() == 's' &&
+                      value.find_first_not_of("0123456789") == value.size() - 1;
+  const long seconds = digits ? std::stol(value.substr(0, value.size() - 1)) : 0;
+  if (seconds < kMinLeaderLease.count() || seconds > kMaxLeaderLease.count()) {
+    return invalidArgument(
+        "Setting " + std::string(key) + " is \"" + value + "\"; set it to whole seconds from " +
+        std::to_string(kMinLeaderLease.count()) + "s to " +
+        std::to_string(kMaxLeaderLease.count()) + "s (e.g. \"4s\") in ConfigMap " +
+        std::string(kOperatorNamespace) + "/" + std::string(kSettingsConfigMap));
+  }
+  return std::chrono::seconds(seconds);
+}
+
 }  // namespace
 
 Result<SettingsDecode> settingsFromConfigMap(const Json& config_map) {
@@ -46,6 +61,8 @@ Result<SettingsDecode> settingsFromConfigMap(const Json& config_map) {
                                std::string(kSettingsConfigMap) + ", or remove the key");
       }
       out.settings.store_metrics_identity = value;
+    } else if (key == kSettingLeaderLease) {
+      KVC_ASSIGN_OR_RETURN(out.settings.leader_lease, leaseSetting(key, value));
     } else {
       out.warnings.push_back("unknown Setting \"" + key + "\" is ignored");
     }

@@ -2,12 +2,15 @@
 // "who elects the store leader"). With --lease it campaigns for the Lease (client-go's election,
 // runtime/leader_election.h) and runs the master command given after `--` only while it holds
 // it: on winning it labels its own Pod mooncake.io/store-role=leader and starts the master; on
-// losing it stops the master and exits, so the container restarts as a standby. Without --lease
-// (electionBackend: None) it runs the master at once. Either way it serves /healthz for the
-// liveness probe: a standby runs no master whose /health could answer, and is alive all the same.
-// With --admin-address it serves the master's admin API over mutual TLS (internal/admin_proxy.h)
-// in front of the master's loopback listener (--admin-upstream), and /readyz answers 200 only
-// while that master serves (the leader's readiness).
+// losing it stops the master and exits, so the container restarts as a standby. Fenced: the master
+// is stopped once the renew deadline has passed since the last renewal was sent, which the timing
+// check at start puts, with the stop grace, before any standby can take the Lease
+// (docs/backends.md, "Failover and fencing"). Without --lease (electionBackend: None) it runs the
+// master at once. Either way it serves /healthz for the liveness probe: a standby runs no master
+// whose /health could answer, and is alive all the same. With --admin-address it serves the
+// master's admin API over mutual TLS (internal/admin_proxy.h) in front of the master's loopback
+// listener (--admin-upstream), and /readyz answers 200 only while that master serves (the leader's
+// readiness).
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -47,10 +50,11 @@ struct LeaderOptions {
   std::string admin_address;  // empty: no admin proxy
   std::string admin_tls_dir = "/etc/kvcache/admin-tls";
   std::string admin_upstream = "127.0.0.1:9013";
-  std::string lease_duration = "15s";
-  std::string renew_deadline = "10s";
-  std::string retry_period = "2s";
-  std::string stop_grace = "10s";
+  // policy::leaderTiming(api::kDefaultLeaderLease), what the operator renders by default.
+  std::string lease_duration = "4s";
+  std::string renew_deadline = "3s";
+  std::string retry_period = "500ms";
+  std::string stop_grace = "500ms";
   std::string log_level = "info";
   std::vector<std::string> command;
 };
@@ -169,6 +173,12 @@ Result<LeaderSettings> leaderSettings(const LeaderOptions& options) {
         !timing.ok()) {
       return bad("--lease-duration, --renew-deadline, --retry-period: " + timing.message());
     }
+    // The master must be gone before a standby can take the Lease (fenceMaster below).
+    if (Status fenced =
+            runtime::validateFencing(settings.lease_duration, settings.renew_deadline, grace);
+        !fenced.ok()) {
+      return bad("--lease-duration, --renew-deadline, --stop-grace: " + fenced.message());
+    }
   }
   auto listen = runtime::parseListenAddress(options.health_address);
   if (!listen.ok()) {
@@ -213,12 +223,17 @@ runtime::HttpServerResponse liveness(LeaderHealth& state) {
 }
 
 // The readiness answer: 200 only while the master behind the admin proxy serves its data plane
-// (GET /get_all_segments, 503 until it is the active leader), so standbys stay out of the
-// leader Service. Without the proxy: while the master runs.
+// (GET /get_all_segments, 503 until it is the active leader) and the Lease is not past its fence,
+// so standbys stay out of the leader Service. Without the proxy: while the master runs.
 runtime::HttpServerResponse readiness(LeaderHealth& state, const std::string& upstream) {
+  // Never past the fence, even in the moment before fenceMaster stops the master (a launcher
+  // resumed from a pause answers its first probe with its Lease long gone).
+  runtime::LeaderElector* elector = state.campaigning.load();
+  const bool fenced = elector != nullptr && realClock().now() >= elector->leadingUntil();
   const bool ready =
-      upstream.empty() ? state.master_running.load()
-                       : state.master_running && internal::masterServes(*state.upstream, upstream);
+      !fenced && (upstream.empty()
+                      ? state.master_running.load()
+                      : state.master_running && internal::masterServes(*state.upstream, upstream));
   return {ready ? 200 : 503, "text/plain; charset=utf-8",
           ready ? "ok: the master serves\n" : "not ready: no serving master here\n"};
 }
@@ -296,20 +311,43 @@ runtime::LeaderElectionConfig electionConfig(const LeaderOptions& options,
   return election;
 }
 
+// The fence, enforced whatever the elector's thread is doing (blocked in a call, or just resumed
+// from a pause): once the elector's leadingUntil() has passed, the master is stopped — SIGTERM,
+// SIGKILL a stop grace later — so it is gone before any standby can take the Lease
+// (runtime::validateFencing, checked at start). Polls every 50 ms while the master runs.
+std::jthread fenceMaster(const runtime::LeaderElector& elector, Campaign& campaign,
+                         const LeaderSettings& settings) {
+  return std::jthread([&elector, &campaign, &settings](std::stop_token stop) {
+    while (!stop.stop_requested() && !campaign.master_stop.stop_requested()) {
+      if (realClock().now() >= elector.leadingUntil()) {
+        spdlog::error(
+            "store leader: no renewal of Lease {}/{} for the renew deadline: stopping the master "
+            "before a standby can take the Lease",
+            settings.lease_ns, settings.lease_name);
+        campaign.lost = true;
+        campaign.master_stop.request_stop();
+        return;
+      }
+      realClock().sleepFor(stop, std::chrono::milliseconds(50));
+    }
+  });
+}
+
 // Standby until the Lease is won (or a signal comes); then the master, labelled leader, until a
 // signal, a lost Lease or its own exit. A lost Lease exits 1 so that the container restarts as a
 // standby; a signal exits 0.
 int leadOnceElected(const LeaderOptions& options, const LeaderSettings& settings,
                     const std::stop_source& stop, const kube::ClientPtr& client, Campaign& campaign,
-                    std::atomic<bool>& master_running) {
+                    LeaderHealth& state) {
   while (!campaign.leading && !campaign.lost && !stop.stop_requested()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   int code = kExitOk;
   if (campaign.leading && !campaign.lost && !stop.stop_requested()) {
     labelOwnPod(client, std::string("leader"));
+    const std::jthread fence = fenceMaster(*state.elector, campaign, settings);
     code = superviseMaster(options.command, campaign.master_stop.get_token(), settings.grace,
-                           master_running);
+                           state.master_running);
     if (campaign.lost && !stop.stop_requested()) {
       spdlog::error(
           "store leader: lost the Lease {}/{}: master stopped; exiting to restart "
@@ -357,8 +395,7 @@ int campaignAndLead(const LeaderOptions& options, const LeaderSettings& settings
   std::stop_source election_stop;
   std::jthread thread([&](std::stop_token) { state.elector->run(election_stop.get_token()); });
 
-  const int code =
-      leadOnceElected(options, settings, stop, *client, campaign, state.master_running);
+  const int code = leadOnceElected(options, settings, stop, *client, campaign, state);
   // Releasing the Lease lets a standby take over after one retry rather than a lease duration.
   election_stop.request_stop();
   thread.join();
@@ -428,7 +465,11 @@ void addStoreLeaderCommand(CLI::App& app) {
       "GET /metrics only), forwarded to the master's loopback listener (--admin-upstream;\n"
       "give the master -metrics_host=127.0.0.1 and that port). Exit status: the master's when it "
       "exits, 0 after SIGTERM, 1 when the\n"
-      "Lease is lost or the cluster cannot be reached, 2 on bad flags.");
+      "Lease is lost or the cluster cannot be reached, 2 on bad flags.\n"
+      "Fencing: the master is stopped (SIGTERM, SIGKILL --stop-grace later) once\n"
+      "--renew-deadline has passed since the last renewal was sent; --renew-deadline +\n"
+      "--stop-grace + 250ms must fit in --lease-duration, so that the master is gone before a\n"
+      "standby can take the Lease.");
   leader->add_option("--lease", options->lease,
                      "The Lease to hold, NAMESPACE/NAME (omit: electionBackend None)");
   leader->add_option("--identity", options->identity,
@@ -456,11 +497,15 @@ void addStoreLeaderCommand(CLI::App& app) {
       ->add_option("--admin-upstream", options->admin_upstream,
                    "The master's admin listener the proxy forwards to, HOST:PORT")
       ->capture_default_str();
-  leader->add_option("--lease-duration", options->lease_duration, "Lease duration")
+  leader
+      ->add_option("--lease-duration", options->lease_duration,
+                   "Lease duration, whole seconds: a standby takes an unrenewed Lease this long "
+                   "after its last renewal")
       ->capture_default_str();
   leader
       ->add_option("--renew-deadline", options->renew_deadline,
-                   "How long the holder retries renewing before giving the Lease up")
+                   "How long after its last renewal was sent the holder gives the Lease up and "
+                   "stops its master")
       ->capture_default_str();
   leader->add_option("--retry-period", options->retry_period, "Time between tries")
       ->capture_default_str();

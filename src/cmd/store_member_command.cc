@@ -1,12 +1,14 @@
 // kvcache store member: the container of a managed backend's member DaemonSet (DESIGN.md §2).
 // Runs the member process given after `--` (mc_store_rest_server), which reads its
 // configuration from the environment the DaemonSet renders. MOONCAKE_MASTER is either a
-// Service address, handed through as it is (the member re-mounts on its own after a failover:
-// the Service follows the ready leader), or `k8s://<namespace>/<lease>` (memberAddressing:
-// Lease), which this command resolves: it reads the Lease's holder and the master address the
-// holder published on it (kvcache.gpustack.ai/master-address), starts the member against that
-// address, and restarts it against the new one whenever the holder changes — the member
-// re-mounts its segment on the new master.
+// Service address, handed through as it is (the Service follows the ready leader; with
+// --follow-lease the member is also restarted once the Service answers after the Lease's holder
+// changed, rather than re-mounting only when its RPCs to the dead master time out), or
+// `k8s://<namespace>/<lease>` (memberAddressing: Lease), which this command resolves: it reads the
+// Lease's holder and the master address the holder published on it
+// (kvcache.gpustack.ai/master-address), starts the member against that address, and restarts it
+// against the new one whenever the holder changes — the member re-mounts its segment on the new
+// master.
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -20,6 +22,7 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/process_flags.h"
+#include "internal/tcp_probe.h"
 #include "kvc/cmd/commands.h"
 #include "kvc/common/log.h"
 #include "kvc/kube/client.h"
@@ -38,6 +41,7 @@ constexpr int kFirstReadTries = 20;  // then give up: the kubelet's back-off tak
 
 struct MemberOptions {
   std::string kubeconfig;
+  std::string follow_lease;  // NAMESPACE/NAME, with Service addressing
   std::string poll = "200ms";
   std::string stop_grace = "10s";
   std::string log_level = "info";
@@ -87,6 +91,124 @@ int runDirect(const MemberOptions& options, std::stop_token stop, std::chrono::m
   return *exited == 0 ? kExitFailure : *exited;  // a member never exits on its own
 }
 
+// The Lease a member follows: its own address (Lease addressing: MOONCAKE_MASTER=k8s://NS/LEASE)
+// or, with --follow-lease, only the moment the master moves (Service addressing: the member keeps
+// the Service address and is restarted once the Service answers again).
+struct FollowedLease {
+  std::string namespace_name;
+  std::string name;
+  bool resolve = false;  // Lease addressing: start the member against the holder's address
+  std::string service;   // Service addressing: the HOST:PORT to wait for after a move
+};
+
+// "NS/NAME" -> (NS, NAME); nullopt when malformed.
+std::optional<std::pair<std::string, std::string>> splitLease(const std::string& target) {
+  const auto slash = target.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == target.size()) {
+    return std::nullopt;
+  }
+  return std::pair{target.substr(0, slash), target.substr(slash + 1)};
+}
+
+// True once HOST:PORT accepts a TCP connection (each try bounded by 300 ms), trying every 100 ms
+// for at most `budget`; false when it never did or `stop` came first.
+bool awaitTcp(const std::string& address, std::chrono::milliseconds budget, std::stop_token stop) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos) {
+    return false;
+  }
+  const std::string host = address.substr(0, colon);
+  const std::string port = address.substr(colon + 1);
+  const auto until = std::chrono::steady_clock::now() + budget;
+  while (!stop.stop_requested() && std::chrono::steady_clock::now() < until) {
+    if (internal::tcpConnects(host, port, std::chrono::milliseconds(300))) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+// How long a Service-addressed member waits for the Service after the master moved, before it
+// starts anyway (and retries on its own, as it would have without following).
+constexpr std::chrono::seconds kServiceWait{30};
+
+// Follows the Lease until `stop`: (re)starts the member whenever its holder changes.
+int followLease(const MemberOptions& options, const kube::Api& leases, const FollowedLease& lease,
+                std::stop_token stop, std::chrono::milliseconds poll,
+                std::chrono::milliseconds grace) {
+  std::optional<store::ChildProcess> child;
+  std::optional<LeaseMaster> current;
+  int failed_reads = 0;
+  bool ever_read = false;
+  if (!lease.resolve) {
+    // Service addressing needs no Lease to start: the Lease only says when to restart.
+    auto started = store::ChildProcess::start(options.command);
+    if (!started.ok()) {
+      std::cerr << "kvcache store member: " << started.status().message() << "\n";
+      return kExitFailure;
+    }
+    child = std::move(*started);
+  }
+  while (!stop.stop_requested()) {
+    auto read = readLeaseMaster(leases, lease.name);
+    if (!read.ok()) {
+      ++failed_reads;
+      if (lease.resolve && !ever_read && failed_reads >= kFirstReadTries) {
+        std::cerr << "kvcache store member: gave up after " << failed_reads
+                  << " tries: " << read.status().message() << "\n";
+        return kExitFailure;
+      }
+      spdlog::warn("store member: {}", read.status().message());
+    } else {
+      ever_read = true;
+      failed_reads = 0;
+      const bool moved = *read && current && **read != *current;
+      if (*read && (moved || (!current && lease.resolve))) {
+        // A new master: the member re-mounts its segment there. The old process is not given
+        // its grace: the master it mounted on no longer leads, so there is nothing to unmount
+        // from, and a graceful stop would only wait for RPCs to a dead master to time out.
+        if (child) {
+          spdlog::info("store member: the master moved to {} ({}); restarting the member",
+                       (*read)->address, (*read)->holder);
+          child->stop(kMasterMovedGrace);
+          child.reset();
+        }
+        std::vector<std::string> env;
+        if (lease.resolve) {
+          env.push_back("MOONCAKE_MASTER=" + (*read)->address);
+        } else if (!awaitTcp(lease.service, kServiceWait, stop)) {
+          spdlog::warn("store member: {} did not answer within {} s; starting the member anyway",
+                       lease.service, kServiceWait.count());
+        }
+        auto started = store::ChildProcess::start(options.command, env);
+        if (!started.ok()) {
+          std::cerr << "kvcache store member: " << started.status().message() << "\n";
+          return kExitFailure;
+        }
+        spdlog::info("store member: started {} against {} (Lease {}/{} held by {})",
+                     options.command.front(), lease.resolve ? (*read)->address : lease.service,
+                     lease.namespace_name, lease.name, (*read)->holder);
+        child = std::move(*started);
+      }
+      if (*read) {
+        current = *read;
+      }
+    }
+    if (child) {
+      if (auto code = child->poll()) {
+        spdlog::error("store member: {} exited with code {}", options.command.front(), *code);
+        return *code == 0 ? kExitFailure : *code;
+      }
+    }
+    std::this_thread::sleep_for(poll);
+  }
+  if (child) {
+    child->stop(grace);
+  }
+  return kExitOk;
+}
+
 int runMember(const MemberOptions& options) {
   if (Status logging = initLogging(options.log_level); !logging.ok()) {
     std::cerr << "kvcache store member: --log-level: " << logging.message() << "\n";
@@ -107,23 +229,37 @@ int runMember(const MemberOptions& options) {
   }
   const auto poll_ms = std::chrono::duration_cast<std::chrono::milliseconds>(*poll);
   const auto grace_ms = std::chrono::duration_cast<std::chrono::milliseconds>(*grace);
-  internal::SignalStopper signals;
-  std::stop_source stop;
-  signals.watch(stop);
 
   const char* master_env = std::getenv("MOONCAKE_MASTER");
   const std::string master = master_env != nullptr ? master_env : "";
-  if (master.rfind(kLeaseScheme, 0) != 0) {
+  FollowedLease lease;
+  std::optional<std::pair<std::string, std::string>> target;
+  if (master.rfind(kLeaseScheme, 0) == 0) {
+    target = splitLease(master.substr(kLeaseScheme.size()));
+    if (!target) {
+      std::cerr << "kvcache store member: MOONCAKE_MASTER: \"" << master
+                << "\" must be k8s://NAMESPACE/LEASE or HOST:PORT\n";
+      return kExitBadInput;
+    }
+    lease.resolve = true;
+  } else if (!options.follow_lease.empty()) {
+    target = splitLease(options.follow_lease);
+    if (!target) {
+      std::cerr << "kvcache store member: --follow-lease: \"" << options.follow_lease
+                << "\" must be NAMESPACE/NAME (the Lease <backend>-leader)\n";
+      return kExitBadInput;
+    }
+    lease.service = master;
+  }
+  internal::SignalStopper signals;
+  std::stop_source stop;
+  signals.watch(stop);
+  if (!target) {
     spdlog::info("store member: master {} (Service addressing): running the member", master);
     return runDirect(options, stop.get_token(), grace_ms);
   }
-  const std::string target = master.substr(kLeaseScheme.size());
-  const auto slash = target.find('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 == target.size()) {
-    std::cerr << "kvcache store member: MOONCAKE_MASTER: \"" << master
-              << "\" must be k8s://NAMESPACE/LEASE or HOST:PORT\n";
-    return kExitBadInput;
-  }
+  lease.namespace_name = target->first;
+  lease.name = target->second;
   auto config = kube::loadDefaultConfig(options.kubeconfig);
   if (!config.ok()) {
     std::cerr << "kvcache store member: --kubeconfig: " << config.status().message() << "\n";
@@ -134,63 +270,9 @@ int runMember(const MemberOptions& options) {
     std::cerr << "kvcache store member: " << client.status().message() << "\n";
     return kExitFailure;
   }
-  const std::string namespace_name = target.substr(0, slash);
-  const std::string lease = target.substr(slash + 1);
-  const kube::Api leases = kube::Api(*client, kube::resources::leases(), namespace_name)
+  const kube::Api leases = kube::Api(*client, kube::resources::leases(), lease.namespace_name)
                                .withTimeout(std::chrono::seconds(5));
-
-  std::optional<store::ChildProcess> child;
-  std::optional<LeaseMaster> current;
-  int failed_reads = 0;
-  bool ever_read = false;
-  while (!stop.stop_requested()) {
-    auto read = readLeaseMaster(leases, lease);
-    if (!read.ok()) {
-      ++failed_reads;
-      if (!ever_read && failed_reads >= kFirstReadTries) {
-        std::cerr << "kvcache store member: gave up after " << failed_reads
-                  << " tries: " << read.status().message() << "\n";
-        return kExitFailure;
-      }
-      spdlog::warn("store member: {}", read.status().message());
-    } else {
-      ever_read = true;
-      failed_reads = 0;
-      if (*read && *read != current) {
-        // A new master: the member re-mounts its segment there. The old process is not given
-        // its grace: the master it mounted on no longer leads, so there is nothing to unmount
-        // from, and a graceful stop would only wait for RPCs to a dead master to time out.
-        if (child) {
-          spdlog::info("store member: the master moved to {} ({}); restarting the member",
-                       (*read)->address, (*read)->holder);
-          child->stop(kMasterMovedGrace);
-          child.reset();
-        }
-        auto started =
-            store::ChildProcess::start(options.command, {"MOONCAKE_MASTER=" + (*read)->address});
-        if (!started.ok()) {
-          std::cerr << "kvcache store member: " << started.status().message() << "\n";
-          return kExitFailure;
-        }
-        spdlog::info("store member: started {} against {} (Lease {}/{} held by {})",
-                     options.command.front(), (*read)->address, namespace_name, lease,
-                     (*read)->holder);
-        child = std::move(*started);
-        current = *read;
-      }
-    }
-    if (child) {
-      if (auto code = child->poll()) {
-        spdlog::error("store member: {} exited with code {}", options.command.front(), *code);
-        return *code == 0 ? kExitFailure : *code;
-      }
-    }
-    std::this_thread::sleep_for(poll_ms);
-  }
-  if (child) {
-    child->stop(grace_ms);
-  }
-  return kExitOk;
+  return followLease(options, leases, lease, stop.get_token(), poll_ms, grace_ms);
 }
 
 }  // namespace
@@ -206,10 +288,15 @@ void addStoreMemberCommand(CLI::App& app) {
       "MOONCAKE_MASTER=k8s://NAMESPACE/LEASE (Lease addressing) is resolved to the address the\n"
       "Lease's holder published (kvcache.gpustack.ai/master-address), polled every\n"
       "--lease-poll; the member is restarted against the new master whenever the holder changes.\n"
+      "With Service addressing, --follow-lease NAMESPACE/NAME restarts the member whenever that\n"
+      "Lease's holder changes, once HOST:PORT accepts connections again (at most 30 s).\n"
       "The Lease unreadable 20 times in a row before the first read: exit 1. Exit status: the\n"
       "member's when it exits, 0 after SIGTERM, 2 on bad flags.");
   member->add_option("--kubeconfig", options->kubeconfig,
                      "kubeconfig file (default: $KUBECONFIG, then the in-cluster service account)");
+  member->add_option("--follow-lease", options->follow_lease,
+                     "With Service addressing: the leader's Lease, NAMESPACE/NAME, whose holder "
+                     "changing restarts the member");
   member->add_option("--lease-poll", options->poll, "How often the Lease is read")
       ->capture_default_str();
   member

@@ -97,6 +97,14 @@ Result<runtime::Action> PoolReconciler::reconcilePool(const Json& pool_object,
   const policy::PoolPlan guarded = policy::planPool(seen);
   KVC_RETURN_IF_ERROR(actGuards(guarded, pool_object, seen, stop));
   finishLedgerStage(guarded, master.get(), seen);
+  // A replica whose leadership ended during the pass sent no write after its fence and reports
+  // nothing either: what it read is its successor's to report (a refused write is not a ledger
+  // that cannot be reached).
+  if (config_.leading_until && config_.clock->now() >= config_.leading_until()) {
+    return Status(StatusCode::Aborted, "pool " + seen.pool.metadata.name +
+                                           ": leadership ended during the pass; nothing more "
+                                           "is written (the new leader reconciles it)");
+  }
   // The report stage, from what the master now says.
   return act(policy::planPool(seen), pool_object, seen, stop);
 }

@@ -39,6 +39,7 @@ Status PoolReconciler::setupWithManager(runtime::Manager& manager, const Control
   config.config_maps = &config_maps->cache();
   config.model_deployments = &model_deployments->cache();
   config.stores = setup.stores ? setup.stores : httpAdminClients();
+  config.leading_until = setup.leading_until;
   config.operator_namespace = setup.operator_namespace;
   config.metrics = &manager.metrics();
   config.ripple = std::make_shared<runtime::Trigger>();

@@ -14,6 +14,9 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
     KVC_ASSIGN_OR_RETURN(runtime::InformerPtr settings, informers.settings());
     setup.settings = std::make_shared<runtime::SettingsCache>(settings->cache());
   }
+  if (!setup.leading_until) {
+    setup.leading_until = [&manager] { return manager.leadingUntil(); };
+  }
   if (!setup.stores) {
     // One keeper for every controller: the certificates are read and renewed in one place.
     StoreCredentialOptions options;
@@ -23,7 +26,7 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
     };
     setup.stores = httpAdminClients(
         std::make_shared<StoreCredentialKeeper>(manager.client(), std::move(options)),
-        setup.operator_namespace);
+        setup.operator_namespace, setup.leading_until);
   }
   KVC_RETURN_IF_ERROR(BackendReconciler::setupWithManager(manager, setup));
   KVC_RETURN_IF_ERROR(PoolReconciler::setupWithManager(manager, setup));

@@ -14,8 +14,11 @@ StoreTarget storeTarget(const api::KVCacheBackend& backend, std::string admin_ad
 }
 
 AdminClientFactory httpAdminClients(std::shared_ptr<StoreCredentialKeeper> credentials,
-                                    std::string store_namespace) {
+                                    std::string store_namespace, store::WriteFence fence) {
   std::shared_ptr<store::HttpTransport> transport = store::newCurlTransport();
+  if (fence) {
+    transport = store::newFencedTransport(std::move(transport), std::move(fence));
+  }
   return [transport, credentials = std::move(credentials),
           store_namespace = std::move(store_namespace)](
              const StoreTarget& target) -> Result<std::unique_ptr<store::AdminClient>> {

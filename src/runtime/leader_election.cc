@@ -207,6 +207,23 @@ Status validateLeaderElectionTiming(Clock::Duration lease_duration, Clock::Durat
   return okStatus();
 }
 
+Status validateFencing(Clock::Duration lease_duration, Clock::Duration renew_deadline,
+                       Clock::Duration stop_time) {
+  using std::chrono::milliseconds;
+  const auto ms = [](Clock::Duration d) {
+    return std::to_string(std::chrono::duration_cast<milliseconds>(d).count()) + " ms";
+  };
+  const Clock::Duration lease = std::chrono::seconds(wholeSeconds(lease_duration));
+  if (renew_deadline + stop_time + kFenceMargin > lease) {
+    return invalidArgument("the renew deadline (" + ms(renew_deadline) + ") + the stop time (" +
+                           ms(stop_time) + ") + " + ms(kFenceMargin) +
+                           " must not exceed the lease duration (" + ms(lease) +
+                           "): a leader cut off from the API server would still be stopping "
+                           "when a standby takes the Lease");
+  }
+  return okStatus();
+}
+
 Status validateLeaderElectionConfig(const LeaderElectionConfig& config) {
   if (!config.lock) {
     return invalidArgument("leader election needs a lock");
@@ -222,6 +239,11 @@ Result<std::unique_ptr<LeaderElector>> LeaderElector::create(LeaderElectionConfi
                                                              const Clock& clock) {
   KVC_RETURN_IF_ERROR(validateLeaderElectionConfig(config));
   return std::unique_ptr<LeaderElector>(new LeaderElector(std::move(config), clock));
+}
+
+Clock::TimePoint LeaderElector::leadingUntil() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return leading_until_;
 }
 
 bool LeaderElector::isLeader() const {
@@ -268,6 +290,8 @@ std::chrono::milliseconds LeaderElector::callTimeout() const {
 bool LeaderElector::tryAcquireOrRenew() {
   const std::string& id = config_.lock->identity();
   const Clock::WallTime wall = clock_.wallNow();
+  // Every write below is sent after this: the fence counts from here.
+  const Clock::TimePoint sent = clock_.now();
   LeaderElectionRecord desired;
   desired.holder_identity = id;
   desired.lease_duration_seconds = wholeSeconds(config_.lease_duration);
@@ -291,6 +315,7 @@ bool LeaderElector::tryAcquireOrRenew() {
         std::lock_guard<std::mutex> guard(mutex_);
         observed_record_ = renewal;
         observed_time_ = clock_.now();
+        leading_until_ = sent + config_.renew_deadline;
         return true;
       }
       spdlog::debug("leader election {}: optimistic renew failed ({}), reading the lease",
@@ -316,6 +341,7 @@ bool LeaderElector::tryAcquireOrRenew() {
     observed_record_ = desired;
     observed_time_ = clock_.now();
     have_observed_ = true;
+    leading_until_ = sent + config_.renew_deadline;
     return true;
   }
   const LeaderElectionRecord& old = **current;
@@ -350,6 +376,7 @@ bool LeaderElector::tryAcquireOrRenew() {
   std::lock_guard<std::mutex> guard(mutex_);
   observed_record_ = desired;
   observed_time_ = clock_.now();
+  leading_until_ = sent + config_.renew_deadline;
   return true;
 }
 
@@ -366,6 +393,7 @@ bool LeaderElector::release() {
     released.acquire_time = wall;
     released.renew_time = wall;
     attempt_deadline_ = clock_.now() + config_.renew_deadline;
+    leading_until_ = Clock::TimePoint::min();  // no longer acting, whether the write lands or not
   }
   const Status updated = config_.lock->update(released, callTimeout());
   if (!updated.ok()) {
@@ -486,9 +514,10 @@ bool LeaderElector::acquire(std::stop_token stop) {
 
 void LeaderElector::renew(std::stop_token stop) {
   while (!stop.stop_requested()) {
-    const Clock::TimePoint deadline = clock_.now() + config_.renew_deadline;
+    // A round lasts until the fence: the last successful write's send time + RenewDeadline.
+    const Clock::TimePoint deadline = leadingUntil();
     bool renewed = false;
-    while (!stop.stop_requested()) {
+    while (!stop.stop_requested() && clock_.now() < deadline) {
       {
         std::lock_guard<std::mutex> guard(mutex_);
         attempt_deadline_ = deadline;
@@ -497,14 +526,8 @@ void LeaderElector::renew(std::stop_token stop) {
         renewed = true;
         break;
       }
-      if (clock_.now() >= deadline) {
-        break;
-      }
       const Clock::TimePoint next = std::min(clock_.now() + config_.retry_period, deadline);
       if (!clock_.sleepUntil(stop, next)) {
-        break;
-      }
-      if (clock_.now() >= deadline) {
         break;
       }
     }
@@ -523,6 +546,7 @@ void LeaderElector::renew(std::stop_token stop) {
         if (observed_record_.holder_identity == config_.lock->identity()) {
           observed_record_.holder_identity.clear();
         }
+        leading_until_ = Clock::TimePoint::min();
       }
       return;
     }

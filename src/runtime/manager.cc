@@ -158,6 +158,10 @@ Result<InformerPtr> Manager::informerFor(const InformerOptions& options) {
 
 bool Manager::isLeader() const { return leading_.load(); }
 
+Clock::TimePoint Manager::leadingUntil() const {
+  return elector_ ? elector_->leadingUntil() : Clock::TimePoint::max();
+}
+
 HttpServerResponse Manager::serve(const HttpServerRequest& request) {
   if (request.method != "GET" && request.method != "HEAD") {
     return {405, "text/plain; charset=utf-8", "method not allowed\n"};

@@ -10,6 +10,8 @@ std::string_view storeErrorKindName(StoreErrorKind kind) {
       return "DeadlineExceeded";
     case StoreErrorKind::BodyTooLarge:
       return "BodyTooLarge";
+    case StoreErrorKind::Fenced:
+      return "Fenced";
     case StoreErrorKind::ServicePlaneInactive:
       return "ServicePlaneInactive";
     case StoreErrorKind::RouteNotServed:
@@ -55,6 +57,8 @@ StatusCode StoreError::statusCode() const {
       return StatusCode::ResourceExhausted;
     case StoreErrorKind::MultiTenancyDisabled:
       return StatusCode::FailedPrecondition;
+    case StoreErrorKind::Fenced:
+      return StatusCode::Aborted;  // the replica stops reconciling; its successor writes
     case StoreErrorKind::InvalidParams:
       return StatusCode::InvalidArgument;
     case StoreErrorKind::TenantNotFound:

@@ -3,9 +3,10 @@
 # default) from the small seed corpus kept in the repository. New inputs go to a scratch copy, so
 # the repository's corpus stays small; a crash leaves its reproducer in BUILD_DIR/artifacts/.
 #
-# Usage: test/fuzz/run.sh BUILD_DIR [TARGET...]    (default: every target, one after another)
-# environment: FUZZ_SECONDS  seconds per target (default 10)
+# Usage: test/fuzz/run.sh BUILD_DIR [TARGET...]    (default: every target)
+# environment: FUZZ_SECONDS  seconds per target (default 10; 0: no limit)
 #              FUZZ_ARGS     extra libFuzzer flags (bench/fuzz/run.sh passes -runs=N)
+#              FUZZ_JOBS     targets run at once (default 1)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -35,24 +36,46 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 CC=clang CXX=clang++ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >/dev/null
-status=0
 mkdir -p "$build/artifacts"
-for target in "${targets[@]}"; do
-  seeds=$here/corpus/${target#fuzz_}
-  scratch=$build/corpus-$target
+# One target: fresh scratch corpus, its log, its wall seconds (.seconds) and the CPU seconds its
+# process used (.cpu: user + system; the figure that means something when targets share cores).
+run_target() {
+  local target=$1 seeds=$here/corpus/${1#fuzz_} scratch=$build/corpus-$1 start status=0
   rm -rf "$scratch" "$build/artifacts/$target-"* && mkdir -p "$scratch"
   cp "$seeds"/* "$scratch"/ 2>/dev/null || true
   echo "== $target: ${seconds}s"
   start=$(date +%s.%N)
   # shellcheck disable=SC2086
-  if ! (cd "$build" && "./$target" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
-          -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/artifacts/$target-" \
-          ${FUZZ_ARGS:-} "$scratch" 2>"$build/$target.log"); then
-    status=1
-    tail -n 40 "$build/$target.log"
-  fi
+  (cd "$build" && rc=0 && "./$target" -max_total_time="$seconds" -max_len="$max_len" \
+     -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+     -artifact_prefix="$build/artifacts/$target-" ${FUZZ_ARGS:-} "$scratch" \
+     2>"$build/$target.log" || rc=$?
+   times >"$build/$target.times"
+   exit $rc) || status=1
   awk -v end="$(date +%s.%N)" -v start="$start" 'BEGIN { printf "%.1f\n", end - start }' \
     >"$build/$target.seconds"
+  # `times`, second line: the children's user and system time, as "XmY.YYYs XmY.YYYs".
+  sed -n 2p "$build/$target.times" | tr 'ms' '  ' |
+    awk '{ printf "%.1f\n", $1 * 60 + $2 + $3 * 60 + $4 }' >"$build/$target.cpu"
+  if [ $status -ne 0 ]; then
+    tail -n 40 "$build/$target.log"
+  fi
   grep -E 'stat::number_of_executed_units|Done [0-9]+ runs' "$build/$target.log" | tail -n 2 || true
+  return $status
+}
+# FUZZ_JOBS targets at a time (1 by default: the bounded run in the test command stays serial).
+status=0
+running=0
+for target in "${targets[@]}"; do
+  if [ "$running" -ge "${FUZZ_JOBS:-1}" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  run_target "$target" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit $status

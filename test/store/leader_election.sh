@@ -36,7 +36,7 @@ start() {  # start NAME: a candidate with its own master ports
   LD_LIBRARY_PATH=$KVC_STORE_LD_LIBRARY_PATH "$kvcache" store leader --lease "$ns/$lease" \
     --identity "$name" --kubeconfig "$KUBECONFIG" --health-address "127.0.0.1:${health[$name]}" \
     --advertise-address "127.0.0.1:$rpc" \
-    --lease-duration 4s --renew-deadline 3s --retry-period 1s --stop-grace 5s -- \
+    --lease-duration 4s --renew-deadline 3s --retry-period 500ms --stop-grace 500ms -- \
     "$KVC_STORE_BIN_DIR/mooncake_master" -rpc_address=127.0.0.1 "-rpc_port=$rpc" \
     "-metrics_port=${admin[$name]}" >"$dir/$name.log" 2>&1 &
   launcher[$name]=$!

@@ -38,8 +38,12 @@ std::vector<Json> storePods(const BackendControllerConfig& config, const std::st
 policy::StoreInputs storeInputs(const BackendControllerConfig& config) {
   policy::StoreInputs inputs;
   inputs.namespace_name = config.operator_namespace;
-  inputs.settings_image = config.settings ? config.settings().kv_cache_backend_image
-                                          : std::string(api::kDefaultBackendImage);
+  inputs.settings_image = std::string(api::kDefaultBackendImage);
+  if (config.settings) {
+    const api::Settings settings = config.settings();
+    inputs.settings_image = settings.kv_cache_backend_image;
+    inputs.leader_lease = settings.leader_lease;
+  }
   return inputs;
 }
 

@@ -110,19 +110,17 @@ std::int64_t leaderReplicasNow(const api::KVCacheBackend& backend, const Json& l
   return live_elects && current > 1 ? current : 1;
 }
 
-Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInputs& inputs,
-                              std::int64_t replicas) {
-  const std::string& b = backend.metadata.name;
-  KVC_ASSIGN_OR_RETURN(std::string image, storeImage(backend, std::nullopt, inputs));
-  const std::string pull_policy = pullPolicyFor(backend, image);
-  const bool elect = electing(backend);
-  if (!elect) {
-    replicas = 1;  // electionBackend None clamps the Deployment to one replica
-  }
+namespace {
 
+// The launcher's arguments: the Lease and its timing (when electing), its listeners, then the
+// master's command line after `--`.
+Json leaderArgs(const api::KVCacheBackend& backend, const StoreInputs& inputs, bool elect) {
   Json args = Json::array();
   if (elect) {
-    args.push_back("--lease=" + inputs.namespace_name + "/" + leaderName(b));
+    args.push_back("--lease=" + inputs.namespace_name + "/" + leaderName(backend.metadata.name));
+    for (std::string& arg : leaderTimingArgs(leaderTiming(inputs.leader_lease))) {
+      args.push_back(std::move(arg));
+    }
   }
   args.push_back("--health-address=:" + std::to_string(kLeaderLauncherPort));
   args.push_back("--admin-address=:" + std::to_string(kMasterAdminPort));
@@ -134,7 +132,22 @@ Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInp
   for (const std::string& arg : masterArguments(backend)) {
     args.push_back(arg);
   }
+  return args;
+}
 
+}  // namespace
+
+Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInputs& inputs,
+                              std::int64_t replicas) {
+  const std::string& b = backend.metadata.name;
+  KVC_ASSIGN_OR_RETURN(std::string image, storeImage(backend, std::nullopt, inputs));
+  const std::string pull_policy = pullPolicyFor(backend, image);
+  const bool elect = electing(backend);
+  if (!elect) {
+    replicas = 1;  // electionBackend None clamps the Deployment to one replica
+  }
+
+  Json args = leaderArgs(backend, inputs, elect);
   Json env = Json::array();
   if (elect) {
     env.push_back(fieldEnv("KUBERNETES_POD_NAME", "metadata.name"));
@@ -273,7 +286,8 @@ std::vector<RenderedObject> electionRbac(const api::KVCacheBackend& backend,
          {"verbs", {"get", "update", "watch"}}},
         // The launcher labels its own Pod mooncake.io/store-role=leader.
         {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"patch"}}}}},
-      // A Lease-addressed member reads the holder; the holder's address is on the Lease.
+      // A member reads the holder: with Lease addressing for the address the holder published
+      // on it, with Service addressing (--follow-lease) for the moment the master moves.
       {memberName(b),
        "member",
        {{{"apiGroups", {"coordination.k8s.io"}},

@@ -112,8 +112,18 @@ Result<MemberSettings> memberSettings(const api::KVCacheBackend& backend, int gr
 // The arguments of `kvcache store member`: after `--`, the store's own command line. Group i
 // listens on kMemberBasePort + i (the first on the store's default, so no flag); extraArgs
 // become -D flags, their leading dashes dropped.
-Json memberArgs(const api::MemberGroup& g, int group, const MemberSettings& m) {
-  Json args = Json::array({"--", "mc_store_rest_server"});
+Json memberArgs(const api::KVCacheBackend& backend, const api::MemberGroup& g, int group,
+                const StoreInputs& inputs, const MemberSettings& m) {
+  Json args = Json::array();
+  // A Service-addressed member of an electing backend follows the Lease all the same: when the
+  // holder changes it restarts its member once the Service answers again, rather than waiting
+  // out RPCs to a dead master's address (docs/backends.md, Step 4).
+  if (electing(backend) && backend.spec.leader.member_addressing != "Lease") {
+    args.push_back("--follow-lease=" + inputs.namespace_name + "/" +
+                   leaderName(backend.metadata.name));
+  }
+  args.push_back("--");
+  args.push_back("mc_store_rest_server");
   if (group > 0) {
     args.push_back("--port");
     args.push_back(std::to_string(m.port));
@@ -241,7 +251,7 @@ Json memberContainer(const api::KVCacheBackend& backend, const api::MemberGroup&
       {"image", m.image},
       {"imagePullPolicy", m.pull_policy},
       {"command", {"kvcache", "store", "member"}},
-      {"args", memberArgs(g, group, m)},
+      {"args", memberArgs(backend, g, group, inputs, m)},
       {"env", memberEnv(backend, g, inputs, m)},
       {"readinessProbe",
        {{"tcpSocket", {{"port", m.port}}}, {"periodSeconds", 5}, {"failureThreshold", 3}}},

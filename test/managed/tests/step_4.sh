@@ -6,8 +6,9 @@
 #   - failover, measured, with each member addressing mode (Service, then Lease): the holder's
 #     processes are killed from the host and its Pod deleted with no grace, so its Lease is never
 #     released -> a standby takes the Lease once it expires, its master serves through the leader
-#     Service, and both members re-mount (measured and logged against the budget, Lease duration
-#     15 s + 5 s, not asserted; the reference measured about 16 s); a KVCacheLeaderHandover Event
+#     Service, and both members re-mount (measured and logged against the budget — serving within
+#     7 s, re-mounted within 10 s, with the default 4 s Lease — not asserted: the medians are
+#     bench/store/failover.sh's; the reference measured about 16 s); a KVCacheLeaderHandover Event
 #     is recorded; CAPACITY comes back to 1Gi.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -62,10 +63,11 @@ failover() {
   echo "$mode serving=${serving:-never} mounted=${mounted:-never}" >>"$KVC_MANAGED_DIR/failover-figures.txt"
   kvc_assert_ok "($mode) a new holder's master serves through the leader Service" test -n "$serving"
   kvc_assert_ok "($mode) both members re-mount on the new master" test -n "$mounted"
-  # The budget (Lease duration 15 s + 5 s) is reported, not asserted: a timed assertion fails on a
-  # loaded machine without telling anything about the code (docs/backends.md has the figures).
-  kvc_log "($mode) re-mounted after ${mounted:-never}s against a budget of 20 s:" \
-    "$(awk -v m="${mounted:-999}" 'BEGIN { print (m <= 20 ? "within" : "OVER") }')"
+  # The budget (serving within 7 s, re-mounted within 10 s) is reported, not asserted: a timed
+  # assertion fails on a loaded machine without telling anything about the code
+  # (docs/performance.md has bench/store/failover.sh's figures).
+  kvc_log "($mode) serving after ${serving:-never}s, re-mounted after ${mounted:-never}s against a budget of 7 s and 10 s:" \
+    "$(awk -v s="${serving:-999}" -v m="${mounted:-999}" 'BEGIN { print (s <= 7 && m <= 10 ? "within" : "OVER") }')"
   kvc_wait_for 60 "($mode) CAPACITY 1Gi and Ready again" full
 }
 mkdir -p "$KVC_MANAGED_DIR"

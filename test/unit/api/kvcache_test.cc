@@ -99,6 +99,27 @@ TEST(Settings, DefaultsWhenAbsent) {
   ASSERT_TRUE(settings.ok());
   EXPECT_TRUE(settings->settings.kv_cache_dtype_owned);
   EXPECT_EQ(settings->settings.kv_cache_backend_image, kDefaultBackendImage);
+  EXPECT_EQ(settings->settings.leader_lease, std::chrono::seconds(4));
+}
+
+TEST(Settings, TheLeaderLeaseIsWholeSecondsFromTwoToSixty) {
+  for (const auto& [value, seconds] :
+       {std::pair{"2s", 2}, std::pair{"15s", 15}, std::pair{"60s", 60}}) {
+    const auto settings =
+        settingsFromConfigMap(Json{{"data", {{"kv-cache-leader-lease-duration", value}}}});
+    ASSERT_TRUE(settings.ok()) << value;
+    EXPECT_EQ(settings->settings.leader_lease, std::chrono::seconds(seconds));
+  }
+  for (const char* value : {"1s", "61s", "4", "4.5s", "500ms", "s", "", "-4s", "0004s"}) {
+    const auto settings =
+        settingsFromConfigMap(Json{{"data", {{"kv-cache-leader-lease-duration", value}}}});
+    ASSERT_FALSE(settings.ok()) << value;
+    EXPECT_NE(settings.status().message().find("Setting kv-cache-leader-lease-duration is \"" +
+                                               std::string(value) +
+                                               "\"; set it to whole seconds from 2s to 60s"),
+              std::string::npos)
+        << settings.status().message();
+  }
 }
 
 }  // namespace

@@ -134,6 +134,9 @@ check "and names the flag" err_has '--lease'
 run store leader --health-address 0
 check "no master command is bad input" code 2
 check "and says where it goes" err_has 'after `--`'
+run store leader --lease ns/l --lease-duration 4s --renew-deadline 3s --stop-grace 1s -- true
+check "timers that let a cut-off master outlive its Lease are bad input" code 2
+check "and name the flags and the rule" err_has '--lease-duration, --renew-deadline, --stop-grace: the renew deadline (3000 ms) + the stop time (1000 ms) + 250 ms must not exceed the lease duration (4000 ms)'
 run store leader --health-address 0 -- sh -c 'exit 7'
 check "without --lease the master's exit code is the launcher's" code 7
 

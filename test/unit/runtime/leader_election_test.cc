@@ -323,14 +323,78 @@ TEST(LeaderElectorTest, RunGivesUpLeadershipWhenRenewalsFailPastTheDeadline) {
     lease->fail = true;
   }
   const Clock::TimePoint failed_at = clock.now();
-  // The renew loop retries every 2 s and gives up at the 10 s renew deadline.
+  const Clock::TimePoint fence = (*a)->leadingUntil();
+  // The last renewal was sent at most a retry period ago; the fence is 10 s after it.
+  EXPECT_GT(fence, failed_at + seconds(8) - milliseconds(1));
+  EXPECT_LE(fence, failed_at + seconds(10));
+  // The renew loop retries every 2 s and gives up at the fence, not a round later.
   advanceUntil(
       clock, [&] { return stopped != 0; }, milliseconds(500));
   runner.join();
-  const auto lost_after = clock.now() - failed_at;
-  EXPECT_GE(lost_after, seconds(10));
-  EXPECT_LE(lost_after, seconds(10) + seconds(2) + milliseconds(500));
+  EXPECT_GE(clock.now(), fence);
+  EXPECT_LE(clock.now(), fence + milliseconds(500));
   EXPECT_FALSE((*a)->isLeader());
+  EXPECT_EQ((*a)->leadingUntil(), Clock::TimePoint::min());
+}
+
+TEST(LeaderElectorTest, LeadingUntilIsTheLastSuccessfulWritesSendTimePlusTheRenewDeadline) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto a = elector(lease, "a", clock);
+  auto b = elector(lease, "b", clock);
+  EXPECT_EQ(a->leadingUntil(), Clock::TimePoint::min());
+  const Clock::TimePoint acquired = clock.now();
+  ASSERT_TRUE(a->tryAcquireOrRenew());
+  EXPECT_EQ(a->leadingUntil(), acquired + seconds(10));
+  EXPECT_FALSE(b->tryAcquireOrRenew());
+  EXPECT_EQ(b->leadingUntil(), Clock::TimePoint::min());  // a standby never leads
+  clock.advance(seconds(3));
+  ASSERT_TRUE(a->tryAcquireOrRenew());
+  EXPECT_EQ(a->leadingUntil(), acquired + seconds(13));
+  {
+    std::lock_guard<std::mutex> guard(lease->mutex);
+    lease->fail = true;
+  }
+  clock.advance(seconds(1));
+  EXPECT_FALSE(a->tryAcquireOrRenew());
+  EXPECT_EQ(a->leadingUntil(), acquired + seconds(13));  // a failed renewal moves nothing
+  {
+    std::lock_guard<std::mutex> guard(lease->mutex);
+    lease->fail = false;
+  }
+  EXPECT_TRUE(a->release());
+  EXPECT_EQ(a->leadingUntil(), Clock::TimePoint::min());
+}
+
+// The fence leaves a standby nothing to overlap: at the earliest moment it may take the Lease
+// (a lease duration after it observed the last renewal, which is after it was sent), the leader
+// has been past its fence for lease - renew deadline.
+TEST(LeaderElectorTest, NoStandbyTakesTheLeaseBeforeTheLeadersFence) {
+  FakeClock clock;
+  auto lease = std::make_shared<SharedLease>();
+  auto a = elector(lease, "a", clock);
+  auto b = elector(lease, "b", clock);
+  ASSERT_TRUE(a->tryAcquireOrRenew());
+  EXPECT_FALSE(b->tryAcquireOrRenew());  // b observes the renewal at once
+  const Clock::TimePoint fence = a->leadingUntil();
+  while (!b->tryAcquireOrRenew()) {
+    clock.advance(milliseconds(100));
+  }
+  EXPECT_GE(clock.now(), fence + seconds(15) - seconds(10));
+}
+
+TEST(LeaderElectionConfigTest, FencingNeedsTheRenewDeadlineAndTheStopWithinTheLease) {
+  EXPECT_TRUE(validateFencing(seconds(4), seconds(3), milliseconds(500)).ok());
+  EXPECT_TRUE(validateFencing(seconds(4), seconds(3), milliseconds(750)).ok());
+  const Status over = validateFencing(seconds(4), seconds(3), milliseconds(751));
+  EXPECT_EQ(over.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(over.message().find("renew deadline (3000 ms) + the stop time (751 ms) + 250 ms"),
+            std::string::npos)
+      << over.message();
+  // client-go's defaults with a 10 s stop grace: a cut-off leader's master outlives its Lease.
+  EXPECT_FALSE(validateFencing(seconds(15), seconds(10), seconds(10)).ok());
+  // The Lease counts whole seconds: 4.9 s is a 4 s lease to a standby.
+  EXPECT_FALSE(validateFencing(milliseconds(4900), milliseconds(4000), milliseconds(500)).ok());
 }
 
 // Candidate "b" campaigning on its own thread until stop() or destruction.

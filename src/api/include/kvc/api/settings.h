@@ -2,6 +2,7 @@
 // The cluster-wide Settings (DESIGN.md §5): the ConfigMap `gpustack-settings` in the operator
 // namespace, one key per Setting, an absent key meaning the built-in default.
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,13 @@ inline constexpr std::string_view kSettingImagePullSecrets = "image-pull-secrets
 inline constexpr std::string_view kSettingImagePullPolicy = "image-pull-policy";
 inline constexpr std::string_view kSettingTcpTwReuse = "model-deployment-tcp-tw-reuse";
 inline constexpr std::string_view kSettingStoreMetricsIdentity = "kv-cache-store-metrics-identity";
+inline constexpr std::string_view kSettingLeaderLease = "kv-cache-leader-lease-duration";
+
+// The managed store's leader Lease (policy/store/leader_timing.h derives the rest from it): whole
+// seconds, "4s" by default. Mooncake's own Kubernetes coordinator uses 5 s.
+inline constexpr std::chrono::seconds kDefaultLeaderLease{4};
+inline constexpr std::chrono::seconds kMinLeaderLease{2};
+inline constexpr std::chrono::seconds kMaxLeaderLease{60};
 
 // This project's store image (images/store, KVC_STORE_IMAGE in images/versions.env): the pinned
 // Mooncake wheel plus `kvcache store leader|member|survey`, which does the Lease election.
@@ -35,6 +43,9 @@ struct Settings {
   // The common name of the scraper's client certificate for the stores' admin API (Secret
   // kvcache-store-metrics-client; docs/security.md).
   std::string store_metrics_identity = "kvcache-store-metrics";
+  // How fast a managed store fails over, and how long an API-server outage its leader survives
+  // (a renew deadline of 3/4 of it): kv-cache-leader-lease-duration.
+  std::chrono::seconds leader_lease = kDefaultLeaderLease;
 };
 
 struct SettingsDecode {

@@ -75,6 +75,9 @@ struct PoolControllerConfig {
   // that is gone.
   const runtime::Cache* model_deployments = nullptr;
   AdminClientFactory stores;
+  // The fence (ControllerSetup::leading_until): once it has passed, a pass writes no status.
+  // Optional: unset, always.
+  store::WriteFence leading_until;
   std::string operator_namespace = "gpustack-system";
   runtime::Registry* metrics = nullptr;
   Clock::Duration resync = std::chrono::seconds(30);

@@ -19,6 +19,10 @@ struct ControllerSetup {
   std::string operator_namespace = "gpustack-system";
   int workers = 2;
   AdminClientFactory stores;  // default: httpAdminClients() with the store credentials
+  // Until when this replica may write to a store (the elector's fence; always without election).
+  // addControllers takes the manager's when unset: its default store clients are fenced by it,
+  // and the pool controller writes no status once it has passed.
+  store::WriteFence leading_until;
   // The Settings, decoded once for every controller (so they never disagree, and a malformed
   // value is logged once); addControllers makes it from the Settings informer when unset.
   std::shared_ptr<const runtime::SettingsCache> settings;

@@ -13,6 +13,7 @@
 #include "kvc/common/status.h"
 #include "kvc/controllers/store_credentials.h"
 #include "kvc/store/admin_client.h"
+#include "kvc/store/fenced_transport.h"
 
 namespace kvc::controllers {
 
@@ -33,8 +34,9 @@ using AdminClientFactory =
 
 // HttpAdminClient over libcurl, one per call (cheap: the transport is shared). Without a keeper,
 // plain http:// to every address (tests of external masters), and a target naming a Secret is an
-// error (there is nothing to read it with).
+// error (there is nothing to read it with). With a fence, every write is fenced by it
+// (store/fenced_transport.h): none is sent after this replica's leadership has ended.
 AdminClientFactory httpAdminClients(std::shared_ptr<StoreCredentialKeeper> credentials = nullptr,
-                                    std::string store_namespace = "");
+                                    std::string store_namespace = "", store::WriteFence fence = {});
 
 }  // namespace kvc::controllers

@@ -16,8 +16,15 @@
 //     after the leader's last renewal (client-go: up to LeaseDuration + 2.2 x RetryPeriod
 //     later), and at once when the Lease is released. Polling remains the fallback.
 //   - The leader renews every RetryPeriod; a renewal round retries every RetryPeriod and gives
-//     up when RenewDeadline has passed without success: leadership is lost, the callback runs,
-//     and the process must stop acting as leader (the manager exits).
+//     up when RenewDeadline has passed since the last successful write was *sent* (client-go:
+//     since the round began, a retry period and a call later): leadership is lost, the callback
+//     runs, and the process must stop acting as leader (the manager exits).
+//   - Fencing (addition to client-go): leadingUntil() is that same moment, the last successful
+//     write's send time + RenewDeadline. A standby takes the Lease no sooner than LeaseDuration
+//     after it *observed* that write, which is after it was sent; so a leader that has stopped
+//     acting by leadingUntil() plus the time it needs to stop never overlaps its successor, as
+//     long as RenewDeadline + that time < LeaseDuration (validateFencing). The store launcher
+//     stops its master by then; the operator sends no store write after it.
 //   - On shutdown a leader releases the Lease (holder cleared, leaseDurationSeconds 1), so a
 //     standby takes over after one retry instead of a whole lease duration.
 //   - Updates are optimistic: the Lease is written with the resourceVersion that was read, so
@@ -139,6 +146,14 @@ inline constexpr double kJitterFactor = 1.2;
 Status validateLeaderElectionTiming(Clock::Duration lease_duration, Clock::Duration renew_deadline,
                                     Clock::Duration retry_period);
 
+// What fencing needs on top (see the top of this file): a leader that stops acting at its renew
+// deadline and takes up to `stop_time` to stop is gone before any standby can take the Lease,
+// with kFenceMargin to spare for the watchdog's tick and the kernel closing its sockets. The
+// Lease counts whole seconds, so the lease duration counts as its whole seconds.
+inline constexpr std::chrono::milliseconds kFenceMargin{250};
+Status validateFencing(Clock::Duration lease_duration, Clock::Duration renew_deadline,
+                       Clock::Duration stop_time);
+
 // The timing rules plus a lock with an identity; InvalidArgument naming the rule that fails.
 Status validateLeaderElectionConfig(const LeaderElectionConfig& config);
 
@@ -157,6 +172,11 @@ public:
   std::string leader() const;
   // The record as last observed (by a read, a write or the watch).
   LeaderElectionRecord observedRecord() const;
+  // Until when this replica may act as leader: the last successful acquire or renew's send time
+  // + RenewDeadline (the fence; see the top of this file). Clock::TimePoint::min() when it does
+  // not lead. A controller or a launcher that acts on behalf of the leader checks it before every
+  // outside write and stops acting once it has passed, whatever the renew loop is doing.
+  Clock::TimePoint leadingUntil() const;
   // Healthy unless this replica believes it leads but has not renewed for LeaseDuration +
   // `tolerance` (a wedged renew loop; client-go's HealthzAdaptor).
   Status check(Clock::Duration tolerance) const;
@@ -197,6 +217,8 @@ private:
   std::condition_variable_any observe_cv_;
   // Deadline for the API calls of the attempt in progress (renew rounds shorten it).
   Clock::TimePoint attempt_deadline_ = Clock::TimePoint::max();
+  // The fence: see leadingUntil().
+  Clock::TimePoint leading_until_ = Clock::TimePoint::min();
 };
 
 }  // namespace kvc::runtime

@@ -88,6 +88,10 @@ public:
   std::string healthAddress() const;
   std::string metricsAddress() const;
   bool isLeader() const;
+  // Until when this replica may make outside writes (the store's ledger and admin API): the
+  // elector's fence (LeaderElector::leadingUntil), or always without leader election. It may be
+  // called from any thread, at any time, before run() as after it.
+  Clock::TimePoint leadingUntil() const;
 
 private:
   Manager(kube::ClientPtr client, ManagerOptions options, const Clock& clock);

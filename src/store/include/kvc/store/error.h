@@ -25,6 +25,7 @@ enum class StoreErrorKind {
   Transport,         // connection refused or reset, nothing answered: retry
   DeadlineExceeded,  // the request's own deadline passed: retry
   BodyTooLarge,      // the response body passed the size limit
+  Fenced,            // a write not sent: this replica's leadership ended (fenced_transport.h)
   // Any route.
   ServicePlaneInactive,  // 503 on a gated route: an HA replica that is not serving (transient)
   RouteNotServed,        // 404 without a Mooncake error body: a master that lacks the route

@@ -11,6 +11,7 @@
 #include "kvc/api/backend.h"
 #include "kvc/common/json.h"
 #include "kvc/common/status.h"
+#include "kvc/policy/store/leader_timing.h"
 
 namespace kvc::policy {
 
@@ -33,6 +34,8 @@ inline constexpr std::string_view kUnelectedServiceAccount = "default";
 struct StoreInputs {
   std::string namespace_name;  // where the store runs: the operator's namespace
   std::string settings_image;  // the Setting kv-cache-backend-image ("" when cleared)
+  // The Setting kv-cache-leader-lease-duration: the leader launcher's timing (leader_timing.h).
+  std::chrono::seconds leader_lease = api::kDefaultLeaderLease;
 };
 
 std::string leaderName(std::string_view backend);                  // <b>-leader
