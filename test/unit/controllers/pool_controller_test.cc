@@ -212,6 +212,26 @@ TEST_F(PoolControllerTest, ANewBindingIsGuardedThenWrittenToTheLedgerThenReporte
   EXPECT_EQ(master_.addressesAsked().front(), kAdmin);
 }
 
+// Fencing (docs/operator.md): a replica whose leadership ended during the pass reports nothing.
+// Its store writes are refused by the fenced transport (store.Fenced.*; this fake master sits
+// above the transport); here, no status is written from what it read.
+TEST_F(PoolControllerTest, APassPastTheFenceWritesNoStatus) {
+  walkthrough();
+  config_.leading_until = [this] { return clock_.now(); };  // the fence has just passed
+  auto outcome = pass("shared-dram");
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), StatusCode::Aborted);
+  EXPECT_NE(outcome.status().message().find("leadership ended during the pass"), std::string::npos)
+      << outcome.status().message();
+  // The guards came before the ledger stage (the backend's usedBy among them); no report after.
+  for (const std::string& write : cluster_.log().writes()) {
+    const bool status = write.find("/status") != std::string::npos;
+    EXPECT_TRUE(!status || write == "PUT kvcachebackends/mooncake-dram/status")
+        << "a status written past the fence: " << write;
+  }
+  EXPECT_FALSE(binding("team-a/team-a")->status.effective_quota.has_value());
+}
+
 // (d) Contract §5 "No-op passes": a second pass over an unchanged world reads the master once
 // and writes nothing, to the API server or to the master.
 TEST_F(PoolControllerTest, AnUnchangedWorldIsReadAndLeftAlone) {
