@@ -197,7 +197,12 @@ int followLease(const MemberOptions& options, const kube::Api& leases, const Fol
     }
     if (child) {
       if (auto code = child->poll()) {
-        spdlog::error("store member: {} exited with code {}", options.command.front(), *code);
+        // Only where the member's own last words are not the container's termination message's
+        // tail: with Service addressing the kubelet's 2 KB of log must end with the member's
+        // error ("no write permission on directory", the seed's Troubleshooting row).
+        if (lease.resolve) {
+          spdlog::error("store member: {} exited with code {}", options.command.front(), *code);
+        }
         return *code == 0 ? kExitFailure : *code;
       }
     }
