@@ -117,7 +117,10 @@ bool awaitTcp(const std::string& address, std::chrono::milliseconds budget, std:
   if (colon == std::string::npos) {
     return false;
   }
-  const std::string host = address.substr(0, colon);
+  std::string host = address.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);  // [IPv6]:PORT
+  }
   const std::string port = address.substr(colon + 1);
   const auto until = std::chrono::steady_clock::now() + budget;
   while (!stop.stop_requested() && std::chrono::steady_clock::now() < until) {
@@ -159,7 +162,9 @@ int followLease(const MemberOptions& options, const kube::Api& leases, const Fol
                   << " tries: " << read.status().message() << "\n";
         return kExitFailure;
       }
-      spdlog::warn("store member: {}", read.status().message());
+      if (failed_reads == 1 || failed_reads % 100 == 0) {  // not every poll of an outage
+        spdlog::warn("store member: {} ({} tries in a row)", read.status().message(), failed_reads);
+      }
     } else {
       ever_read = true;
       failed_reads = 0;
@@ -266,12 +271,17 @@ int runMember(const MemberOptions& options) {
   lease.namespace_name = target->first;
   lease.name = target->second;
   auto config = kube::loadDefaultConfig(options.kubeconfig);
-  if (!config.ok()) {
-    std::cerr << "kvcache store member: --kubeconfig: " << config.status().message() << "\n";
-    return kExitFailure;
-  }
-  auto client = kube::Client::create(*config);
+  auto client = config.ok()
+                    ? kube::Client::create(*config)
+                    : Result<kube::ClientPtr>(Status(config.status().code(),
+                                                     "--kubeconfig: " + config.status().message()));
   if (!client.ok()) {
+    if (!lease.resolve) {
+      // Following is an optimisation of Service addressing, never a reason not to run.
+      spdlog::warn("store member: not following Lease {}/{} ({}): running the member",
+                   lease.namespace_name, lease.name, client.status().message());
+      return runDirect(options, stop.get_token(), grace_ms);
+    }
     std::cerr << "kvcache store member: " << client.status().message() << "\n";
     return kExitFailure;
   }
