@@ -31,6 +31,7 @@
 #include "kvc/kube/client.h"
 #include "kvc/kube/config.h"
 #include "kvc/kube/resource.h"
+#include "kvc/policy/store/leader_timing.h"
 #include "kvc/policy/store/store_workload.h"
 #include "kvc/runtime/http_server.h"
 #include "kvc/runtime/leader_election.h"
@@ -41,6 +42,8 @@
 namespace kvc::cmd {
 namespace {
 
+constexpr policy::LeaderTiming kDefaultTiming = policy::leaderTiming(api::kDefaultLeaderLease);
+
 struct LeaderOptions {
   std::string lease;  // "namespace/name"; empty: no election
   std::string identity;
@@ -50,11 +53,11 @@ struct LeaderOptions {
   std::string admin_address;  // empty: no admin proxy
   std::string admin_tls_dir = "/etc/kvcache/admin-tls";
   std::string admin_upstream = "127.0.0.1:9013";
-  // policy::leaderTiming(api::kDefaultLeaderLease), what the operator renders by default.
-  std::string lease_duration = "4s";
-  std::string renew_deadline = "3s";
-  std::string retry_period = "500ms";
-  std::string stop_grace = "500ms";
+  // What the operator renders by default (policy/store/leader_timing.h).
+  std::string lease_duration = policy::durationValue(kDefaultTiming.lease_duration);
+  std::string renew_deadline = policy::durationValue(kDefaultTiming.renew_deadline);
+  std::string retry_period = policy::durationValue(kDefaultTiming.retry_period);
+  std::string stop_grace = policy::durationValue(kDefaultTiming.stop_grace);
   std::string log_level = "info";
   std::vector<std::string> command;
 };

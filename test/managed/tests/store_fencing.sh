@@ -2,9 +2,10 @@
 # Fencing of the store leader, on the real nodes (issue: faults with nothing lost; docs/backends.md,
 # "Failover and fencing"). A backend with three leader replicas (the default 4 s Lease):
 #   1. the holder is cut off from the API server (a DROP rule in its Pod's network namespace)
-#      while its master keeps its clients (the members): in every 100 ms sample of the leader Pods'
-#      /readyz, never two masters serve; the cut-off one stops serving before another starts; a
-#      standby takes over; once the rule is gone the cut-off one rejoins as a standby;
+#      while its master keeps its clients (the members): in every sample of the leader Pods'
+#      /readyz (~150 ms apart), never two masters serve; the cut-off one stops serving before
+#      another starts; a standby takes over; once the rule is gone the cut-off one rejoins as a
+#      standby;
 #   2. the holder's launcher and master are paused (SIGSTOP) for 20 s, then resumed: the same
 #      samples; a standby takes over during the pause; the resumed one serves nothing and rejoins
 #      as a standby; exactly one holder after.
@@ -37,9 +38,9 @@ pod_pid() {
   return 1
 }
 
-# The sampler: every 100 ms, "<seconds> <pod>=<0|1> ..." — which leader Pods' launchers answer
-# /readyz 200 (200 only while their master serves and their Lease is unexpired), asked in
-# parallel with a 90 ms budget; the Pod IPs are read again every second.
+# The sampler: a round, then 100 ms (~150 ms a sample here): "<seconds> <pod>=<0|1> ..." —
+# which leader Pods' launchers answer /readyz 200 (only while their master serves and their Lease
+# is unexpired), asked in parallel with a 90 ms budget; the Pod IPs are read again every second.
 start_sampler() {
   : >"$samples"
   (
@@ -69,7 +70,7 @@ start_sampler() {
 # other Pod's first serving sample after OLD stopped.
 check_samples() {
   local old=$1
-  kvc_assert_eq "($2) never two serving masters in one 100 ms sample ($(wc -l <"$samples") samples)" 0 \
+  kvc_assert_eq "($2) never two serving masters in one sample ($(wc -l <"$samples") samples)" 0 \
     "$(awk '{ n = 0; for (i = 2; i <= NF; i++) if ($i ~ /=1$/) n++; if (n > 1) bad++ } END { print bad + 0 }' "$samples")"
   local order
   order=$(awk -v old="$old" '

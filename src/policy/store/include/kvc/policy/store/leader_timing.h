@@ -26,9 +26,15 @@ struct LeaderTiming {
   std::chrono::milliseconds stop_grace{};
 };
 
-LeaderTiming leaderTiming(std::chrono::seconds lease);
+constexpr LeaderTiming leaderTiming(std::chrono::seconds lease) {
+  const std::chrono::milliseconds whole = lease;
+  return {whole, whole * 3 / 4, whole / 8, whole / 8};
+}
 
-// The launcher's flags for it: --lease-duration=4s --renew-deadline=3000ms ...
+// A duration as the launcher's flags take it: "4000ms".
+std::string durationValue(std::chrono::milliseconds d);
+
+// The launcher's flags for it: --lease-duration=4000ms --renew-deadline=3000ms ...
 std::vector<std::string> leaderTimingArgs(const LeaderTiming& timing);
 
 }  // namespace kvc::policy
