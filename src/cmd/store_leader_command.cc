@@ -25,6 +25,7 @@
 #include <spdlog/spdlog.h>
 
 #include "internal/admin_proxy.h"
+#include "internal/policy_refresh.h"
 #include "internal/process_flags.h"
 #include "kvc/cmd/commands.h"
 #include "kvc/common/log.h"
@@ -58,6 +59,7 @@ struct LeaderOptions {
   std::string renew_deadline = policy::durationValue(kDefaultTiming.renew_deadline);
   std::string retry_period = policy::durationValue(kDefaultTiming.retry_period);
   std::string stop_grace = policy::durationValue(kDefaultTiming.stop_grace);
+  std::string policy_config_map;  // "namespace/name"; empty: the init container's copy only
   std::string log_level = "info";
   std::vector<std::string> command;
 };
@@ -134,6 +136,9 @@ struct LeaderSettings {
   std::chrono::milliseconds grace{};  // --stop-grace
   std::string lease_ns;               // empty without --lease
   std::string lease_name;
+  std::string policy_ns;  // --policy-configmap; empty without it
+  std::string policy_name;
+  std::string policy_file;        // the master's -tenant_quota_connector_uri
   runtime::ListenAddress listen;  // --health-address
   runtime::ListenAddress admin;   // --admin-address; port -1: none
 };
@@ -182,6 +187,24 @@ Result<LeaderSettings> leaderSettings(const LeaderOptions& options) {
         !fenced.ok()) {
       return bad("--lease-duration, --renew-deadline, --stop-grace: " + fenced.message());
     }
+  }
+  if (!options.policy_config_map.empty()) {
+    const auto slash = options.policy_config_map.find('/');
+    if (options.lease.empty() || slash == std::string::npos || slash == 0 ||
+        slash + 1 == options.policy_config_map.size()) {
+      return bad("--policy-configmap: \"" + options.policy_config_map +
+                 "\" must be NAMESPACE/NAME (the ConfigMap <backend>-tenant-quota-policy), "
+                 "given with --lease");
+    }
+    std::optional<std::string> file = internal::masterPolicyFile(options.command);
+    if (!file) {
+      return bad(
+          "--policy-configmap: the master's command line names no policy file: give it "
+          "-tenant_quota_connector_uri=PATH");
+    }
+    settings.policy_ns = options.policy_config_map.substr(0, slash);
+    settings.policy_name = options.policy_config_map.substr(slash + 1);
+    settings.policy_file = *file;
   }
   auto listen = runtime::parseListenAddress(options.health_address);
   if (!listen.ok()) {
@@ -336,6 +359,28 @@ std::jthread fenceMaster(const runtime::LeaderElector& elector, Campaign& campai
   });
 }
 
+// With --policy-configmap: the master about to start reads the ledger as the operator last wrote
+// it, not the copy its Pod started with (internal/policy_refresh.h). Bounded (1 s), since the
+// store serves nothing meanwhile; on failure the seeded copy stays and the operator converges.
+void refreshPolicy(const kube::ClientPtr& client, const LeaderSettings& settings) {
+  if (settings.policy_name.empty()) {
+    return;
+  }
+  const kube::Api config_maps = kube::Api(client, kube::resources::configMaps(), settings.policy_ns)
+                                    .withTimeout(std::chrono::seconds(1));
+  const Status refreshed =
+      internal::refreshPolicyFile(config_maps, settings.policy_name, settings.policy_file);
+  if (refreshed.ok()) {
+    spdlog::info("store leader: policy {} refreshed from ConfigMap {}/{}", settings.policy_file,
+                 settings.policy_ns, settings.policy_name);
+  } else {
+    spdlog::warn(
+        "store leader: policy {} not refreshed ({}): the master starts with the copy this Pod "
+        "started with",
+        settings.policy_file, refreshed.message());
+  }
+}
+
 // Standby until the Lease is won (or a signal comes); then the master, labelled leader, until a
 // signal, a lost Lease or its own exit. A lost Lease exits 1 so that the container restarts as a
 // standby; a signal exits 0.
@@ -347,8 +392,9 @@ int leadOnceElected(const LeaderOptions& options, const LeaderSettings& settings
   }
   int code = kExitOk;
   if (campaign.leading && !campaign.lost && !stop.stop_requested()) {
-    labelOwnPod(client, std::string("leader"));
     const std::jthread fence = fenceMaster(*state.elector, campaign, settings);
+    refreshPolicy(client, settings);
+    labelOwnPod(client, std::string("leader"));
     code = superviseMaster(options.command, campaign.master_stop.get_token(), settings.grace,
                            state.master_running);
     if (campaign.lost && !stop.stop_requested()) {
@@ -516,6 +562,10 @@ void addStoreLeaderCommand(CLI::App& app) {
       ->add_option("--stop-grace", options->stop_grace,
                    "SIGTERM to SIGKILL of the master when it is stopped")
       ->capture_default_str();
+  leader->add_option("--policy-configmap", options->policy_config_map,
+                     "With --lease: on winning it, rewrite the master's policy file "
+                     "(-tenant_quota_connector_uri) from this ConfigMap's "
+                     "tenant-quota-policy.yaml, NAMESPACE/NAME, before the master starts");
   leader->add_option("--log-level", options->log_level, "trace|debug|info|warn|error")
       ->capture_default_str();
   leader->add_option("command", options->command, "The master command line, after --");

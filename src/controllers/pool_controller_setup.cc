@@ -3,9 +3,11 @@
 #include <memory>
 
 #include "internal/informers.h"
+#include "internal/store_objects.h"
 #include "kvc/controllers/indexes.h"
 #include "kvc/controllers/pool_controller.h"
 #include "kvc/kube/object.h"
+#include "kvc/policy/store/pod_faults.h"
 
 namespace kvc::controllers {
 namespace {
@@ -19,6 +21,25 @@ std::vector<runtime::Request> poolOfBinding(const Json& binding) {
   return out;
 }
 
+// The pools on a backend.
+std::vector<runtime::Request> poolsOnBackend(const runtime::Cache& pools,
+                                             const std::string& backend) {
+  std::vector<runtime::Request> out;
+  for (const runtime::ObjectPtr& pool : pools.byIndex(kPoolsByBackend, backend)) {
+    out.push_back({"", kube::object::name(*pool)});
+  }
+  return out;
+}
+
+// A store Pod that has just turned Ready (the map keeps a leader's). After a failover the new
+// master serves the ledger seeded from the policy ConfigMap as it stood when that standby started,
+// which may lack the domains granted since or hold those released since; a pass right away
+// converges it, where nothing else would bring one before the resync (the backend's spec and
+// endpoints do not change).
+bool turnedReady(const Json& old_pod, const Json& new_pod) {
+  return policy::podReady(new_pod) && !policy::podReady(old_pod);
+}
+
 }  // namespace
 
 Status PoolReconciler::setupWithManager(runtime::Manager& manager, const ControllerSetup& setup) {
@@ -29,6 +50,8 @@ Status PoolReconciler::setupWithManager(runtime::Manager& manager, const Control
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr pods, informers.heldPods());
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr config_maps, informers.tenantPolicies());
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr model_deployments, informers.modelDeployments());
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr store_pods,
+                       informers.storeObjects(kube::resources::pods()));
 
   PoolControllerConfig config;
   config.client = manager.client();
@@ -61,14 +84,19 @@ Status PoolReconciler::setupWithManager(runtime::Manager& manager, const Control
   controller->watch(
       *backends,
       [pool_cache](const Json& backend) {
-        std::vector<runtime::Request> out;
-        for (const runtime::ObjectPtr& pool :
-             pool_cache->byIndex(kPoolsByBackend, kube::object::name(backend))) {
-          out.push_back({"", kube::object::name(*pool)});
-        }
-        return out;
+        return poolsOnBackend(*pool_cache, kube::object::name(backend));
       },
       runtime::specLifecycleOrStatusChanged("endpoints"));
+  // A leader Pod turning Ready: a new master, whose ledger the pools converge at once.
+  controller->watch(
+      *store_pods,
+      [pool_cache](const Json& pod) {
+        if (internal::label(pod, internal::kComponentLabel) != "leader") {
+          return std::vector<runtime::Request>();
+        }
+        return poolsOnBackend(*pool_cache, internal::label(pod, internal::kInstanceLabel));
+      },
+      &turnedReady);
   // A labelled Pod matters while the Binding it names is deleting (it holds the Binding).
   const runtime::Cache* binding_cache = &bindings->cache();
   controller->watch(*pods, [binding_cache](const Json& pod) {

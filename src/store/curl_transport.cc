@@ -3,6 +3,7 @@
 // not matter.
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -11,6 +12,13 @@
 
 namespace kvc::store {
 namespace {
+
+// A TCP connect inside a cluster takes milliseconds; one that has not completed in 2 s (one SYN
+// retransmission) is going to an address nothing answers on: a store Pod force-deleted or whose
+// node died, still behind its Service until the proxy's rules catch up. Failing it then, not at
+// the request's whole deadline, lets the caller's backoff retry within milliseconds and reach
+// the new leader (a failover's first pool pass used to spend its whole 5 s on such a connect).
+constexpr long kConnectTimeoutMs = 2000;
 
 struct BodySink {
   std::string body;
@@ -91,7 +99,7 @@ public:
     }
     curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, std::min(timeout_ms, kConnectTimeoutMs));
     curl_easy_setopt(h, CURLOPT_USERAGENT, "kvcache-operator");
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &writeBody);

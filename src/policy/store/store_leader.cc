@@ -121,6 +121,12 @@ Json leaderArgs(const api::KVCacheBackend& backend, const StoreInputs& inputs, b
     for (std::string& arg : leaderTimingArgs(leaderTiming(inputs.leader_lease))) {
       args.push_back(std::move(arg));
     }
+    // A standby's master starts from the ledger as the operator last wrote it, not from the copy
+    // its init container took when the Pod started.
+    if (backend.spec.multi_tenancy) {
+      args.push_back("--policy-configmap=" + inputs.namespace_name + "/" +
+                     tenantQuotaPolicyName(backend.metadata.name));
+    }
   }
   args.push_back("--health-address=:" + std::to_string(kLeaderLauncherPort));
   args.push_back("--admin-address=:" + std::to_string(kMasterAdminPort));
@@ -285,7 +291,12 @@ std::vector<RenderedObject> electionRbac(const api::KVCacheBackend& backend,
          {"resourceNames", {leaderName(b)}},
          {"verbs", {"get", "update", "watch"}}},
         // The launcher labels its own Pod mooncake.io/store-role=leader.
-        {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"patch"}}}}},
+        {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"patch"}}},
+        // On winning the Lease it reads the backend's tenant-quota policy (--policy-configmap).
+        {{"apiGroups", {""}},
+         {"resources", {"configmaps"}},
+         {"resourceNames", {tenantQuotaPolicyName(b)}},
+         {"verbs", {"get"}}}}},
       // A member reads the holder: with Lease addressing for the address the holder published
       // on it, with Service addressing (--follow-lease) for the moment the master moves.
       {memberName(b),

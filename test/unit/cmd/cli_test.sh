@@ -137,6 +137,12 @@ check "and says where it goes" err_has 'after `--`'
 run store leader --lease ns/l --lease-duration 4s --renew-deadline 3s --stop-grace 1s -- true
 check "timers that let a cut-off master outlive its Lease are bad input" code 2
 check "and name the flags and the rule" err_has '--lease-duration, --renew-deadline, --stop-grace: the renew deadline (3000 ms) + the stop time (1000 ms) + 250 ms must not exceed the lease duration (4000 ms)'
+run store leader --lease ns/l --policy-configmap ns/p -- mooncake_master -rpc_port=50051
+check "a policy ConfigMap for a master that reads no policy file is bad input" code 2
+check "and names the flag and the master's flag" err_has '--policy-configmap: the master'"'"'s command line names no policy file: give it -tenant_quota_connector_uri=PATH'
+run store leader --policy-configmap ns/p -- mooncake_master -tenant_quota_connector_uri=/p.yaml
+check "a policy ConfigMap without --lease is bad input (it is read on winning the Lease)" code 2
+check "and says so" err_has 'given with --lease'
 run store leader --health-address 0 -- sh -c 'exit 7'
 check "without --lease the master's exit code is the launcher's" code 7
 
