@@ -166,3 +166,27 @@ kvc_done() {
   echo "$KVC_PASSED passed, $KVC_FAILED failed"
   [ "$KVC_FAILED" = 0 ] && exit 0 || exit 1
 }
+
+# kvc_component_outage NAME SECONDS: an outage of the cluster's NAME (kube-apiserver, etcd): it is
+# SIGKILLed (nothing flushed, no goodbye to its clients), kept down SECONDS, then started again
+# with the command line and environment cluster.sh gave it, appending to its log, its pid file
+# updated (so that cluster.sh down stops the new process).
+kvc_component_outage() {
+  local name=$1 secs=$2 dir=${KVC_CLUSTER_DIR:?} pid cwd
+  local -a argv env
+  pid=$(cat "$dir/$name.pid" 2>/dev/null) && [ -d "/proc/$pid" ] || { echo "no running $name" >&2; return 1; }
+  mapfile -d '' argv <"/proc/$pid/cmdline"
+  mapfile -d '' env <"/proc/$pid/environ"
+  cwd=$(readlink "/proc/$pid/cwd")
+  kill -KILL "$pid"
+  while [ -d "/proc/$pid" ]; do sleep 0.1; done
+  sleep "$secs"
+  # One simple command in the background (a backgrounded `cd && …` list would leave a bash
+  # between, holding the caller's stdout: a $(…) around this would never end).
+  (cd "$cwd" || exit 1
+   env -i "${env[@]}" setsid "${argv[@]}" </dev/null >>"$dir/$name.log" 2>&1 &
+   echo $! >"$dir/$name.pid")
+}
+
+# kvc_apiserver_ready: the API server answers /readyz with ok.
+kvc_apiserver_ready() { [ "$(kubectl get --raw /readyz 2>/dev/null)" = ok ]; }

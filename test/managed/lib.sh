@@ -180,10 +180,11 @@ signal_pod_processes() {
   [ "$hits" -gt 0 ]
 }
 
-# labelled_vllm_pod NAME BINDING: a vLLM Pod in team-a opted into injection with BINDING (the
-# webhook writes its client configuration; kwok runs it on a fake GPU node).
+# labelled_vllm_pod NAME BINDING [NAMESPACE]: a vLLM Pod in NAMESPACE (default team-a) opted into
+# injection with BINDING (the webhook writes its client configuration; kwok runs it on a fake GPU
+# node).
 labelled_vllm_pod() {
-  kubectl -n team-a apply -f - <<YAML
+  kubectl -n "${3:-team-a}" apply -f - <<YAML
 apiVersion: v1
 kind: Pod
 metadata:
