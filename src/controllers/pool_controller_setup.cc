@@ -32,10 +32,11 @@ std::vector<runtime::Request> poolsOnBackend(const runtime::Cache& pools,
 }
 
 // A store Pod that has just turned Ready (the map keeps a leader's). After a failover the new
-// master serves the ledger seeded from the policy ConfigMap as it stood when that standby started,
-// which may lack the domains granted since or hold those released since; a pass right away
-// converges it, where nothing else would bring one before the resync (the backend's spec and
-// endpoints do not change).
+// master serves the ledger its launcher read from the policy ConfigMap on winning the Lease (or,
+// when it could not read it, the copy its Pod took at start): what changed meanwhile — a
+// Binding deleted or created while no master served — and the Bindings' grants are brought up to
+// date by a pass right away, where nothing else would bring one before the resync (the backend's
+// spec and endpoints do not change).
 bool turnedReady(const Json& old_pod, const Json& new_pod) {
   return policy::podReady(new_pod) && !policy::podReady(old_pod);
 }

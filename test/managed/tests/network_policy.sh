@@ -143,8 +143,11 @@ kubectl delete kvcb $b --wait=false >/dev/null
 violations=0
 for _ in $(seq 1 300); do
   kubectl get kvcb $b -o name >/dev/null 2>&1 || break
-  pods=$(kubectl -n "$sys" get pods -l app.kubernetes.io/instance=$b -o name 2>/dev/null | grep -vc tier-clean)
+  # The policies first, then the Pods: a Pod seen after the policies were seen missing was there
+  # when they were (no store Pod starts during teardown; tier-clean Pods are not the store's).
+  # The other order counts the instant the last Pod and then the policies go between the reads.
   policies=$(kubectl -n "$sys" get networkpolicy -l app.kubernetes.io/instance=$b -o name 2>/dev/null | grep -c .)
+  pods=$(kubectl -n "$sys" get pods -l app.kubernetes.io/instance=$b -o name 2>/dev/null | grep -vc tier-clean)
   [ "$pods" -gt 0 ] && [ "$policies" -lt 2 ] && violations=$((violations + 1))
   sleep 0.5
 done
