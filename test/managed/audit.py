@@ -43,6 +43,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 SYSTEM_NAMESPACE = os.environ.get("KVC_SYSTEM_NAMESPACE", "gpustack-system")

@@ -23,7 +23,7 @@ recorder=""
 cleanup_outage() {
   [ -n "$recorder" ] && kill "$recorder" 2>/dev/null
   # Whatever happens above, the control plane is left running for the suites after this one.
-  kvc_apiserver_ready || sleep 20
+  for _ in $(seq 1 60); do kvc_apiserver_ready && break; sleep 1; done
   if [ -n "${ns:-}" ]; then
     kubectl -n "$ns" delete pods --all --grace-period=0 --force >/dev/null 2>&1
     kubectl -n "$ns" delete kvcpb --all --timeout=120s >/dev/null 2>&1

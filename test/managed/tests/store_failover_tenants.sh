@@ -20,7 +20,6 @@ kvc_init
 kvc_require_real_nodes
 here=$(cd "$(dirname "$0")/.." && pwd)
 b=mooncake-dram
-tmp=$(mktemp -d)
 recorder=""
 cleanup_tenants() {
   [ -n "$recorder" ] && kill "$recorder" 2>/dev/null
@@ -45,7 +44,7 @@ cleanup_tenants() {
   kubectl delete kvcp tenants --ignore-not-found --timeout=120s >/dev/null 2>&1
   delete_backend $b
 }
-trap 'cleanup_tenants; rm -rf "$tmp"; kvc_cleanup' EXIT
+trap 'cleanup_tenants; kvc_cleanup' EXIT
 now() { date +%s.%N; }
 holder() { kubectl -n gpustack-system get lease $b-leader -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
 
