@@ -38,6 +38,11 @@ Json keptGenerationStatus(const Json& current, const KVCacheBackend::Status& sta
   return out;
 }
 
+// How long a pass waits for its master's lock held by another worker's pass, and when it is
+// retried if that was not enough.
+constexpr auto kMasterBusyWait = std::chrono::milliseconds(250);
+constexpr Clock::Duration kMasterBusyRetry = std::chrono::seconds(1);
+
 // A finalizer patch that found its object gone has nothing left to guard.
 Status unlessGone(Status status) {
   return status.code() == StatusCode::NotFound ? okStatus() : status;
@@ -68,11 +73,11 @@ PoolReconciler::PoolReconciler(PoolControllerConfig config)
       model_deployment_reader_(config_.client, kube::resources::modelDeployments(),
                                config_.model_deployments) {}
 
-std::mutex& PoolReconciler::masterLock(const std::string& backend) {
+std::timed_mutex& PoolReconciler::masterLock(const std::string& backend) {
   std::lock_guard<std::mutex> guard(locks_mutex_);
   auto& lock = locks_[backend];
   if (!lock) {
-    lock = std::make_unique<std::mutex>();
+    lock = std::make_unique<std::timed_mutex>();
   }
   return *lock;
 }
@@ -84,8 +89,17 @@ Result<runtime::Action> PoolReconciler::reconcile(const runtime::Request& reques
     return releaseOrphans(request.name, stop);
   }
   const std::vector<std::string> backends = poolBackends(*pool);
-  std::mutex& lock = masterLock(backends.size() == 1 ? backends.front() : "pool/" + request.name);
-  std::lock_guard<std::mutex> guard(lock);
+  std::timed_mutex& lock =
+      masterLock(backends.size() == 1 ? backends.front() : "pool/" + request.name);
+  // A pass on a master that answers takes milliseconds (a sibling pool's ripple waits that
+  // long); one on a master that accepts and never answers holds it for a request deadline. A
+  // worker does not wait that out: it leaves the pass for later and serves other backends' pools.
+  std::unique_lock<std::timed_mutex> guard(lock, kMasterBusyWait);
+  if (!guard.owns_lock()) {
+    spdlog::debug("pool {}: another pass holds its master; retried in {} ms", request.name,
+                  std::chrono::duration_cast<std::chrono::milliseconds>(kMasterBusyRetry).count());
+    return runtime::Action::requeueAfter(kMasterBusyRetry);
+  }
   return reconcilePool(*pool, stop);
 }
 

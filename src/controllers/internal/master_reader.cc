@@ -3,6 +3,17 @@
 #include <spdlog/spdlog.h>
 
 namespace kvc::controllers::internal {
+namespace {
+
+// Nothing answered: refused, reset, or the deadline passed with the connection open (a master
+// that accepts and never answers).
+template <typename R>
+bool unanswered(const R& result) {
+  return result.is(store::StoreErrorKind::Transport) ||
+         result.is(store::StoreErrorKind::DeadlineExceeded);
+}
+
+}  // namespace
 
 std::vector<policy::ObservedTenant> observedTenants(const std::vector<store::TenantQuota>& list) {
   std::vector<policy::ObservedTenant> out;
@@ -76,6 +87,7 @@ void LedgerSession::read(policy::MasterReading& reading) {
   }
   reading.ledger = policy::LedgerState::Unreachable;
   reading.ledger_error = list.error().message();
+  reading.ledger_unanswered = unanswered(list);
 }
 
 std::vector<std::string> LedgerSession::apply(const policy::LedgerPlan& plan,
@@ -103,6 +115,7 @@ std::vector<std::string> LedgerSession::apply(const policy::LedgerPlan& plan,
       return written;
     }
     reading.ledger_error = put.error().message();
+    reading.ledger_unanswered = unanswered(put);
     return written;  // the master is failing: stop writing this pass
   }
   for (const std::string& domain : plan.deletes) {
@@ -131,6 +144,7 @@ std::vector<std::string> LedgerSession::apply(const policy::LedgerPlan& plan,
       continue;
     }
     reading.ledger_error = removed.error().message();
+    reading.ledger_unanswered = unanswered(removed);
     return written;
   }
   if (!written.empty()) {
@@ -140,6 +154,7 @@ std::vector<std::string> LedgerSession::apply(const policy::LedgerPlan& plan,
       reading.tenants = observedTenants(*list);
     } else {
       reading.ledger_error = list.error().message();
+      reading.ledger_unanswered = unanswered(list);
     }
   }
   return written;
@@ -151,6 +166,11 @@ void LedgerSession::scrape(policy::MasterReading& reading) {
   reading.total_capacity_bytes.reset();
   reading.tenant_figures.clear();
   reading.occupancy_includes_in_flight = false;
+  if (reading.ledger_unanswered) {
+    reading.scraped = false;
+    reading.scrape_error = "not attempted: " + reading.ledger_error;
+    return;
+  }
   auto metrics = client_.metrics();
   if (!metrics.ok()) {
     reading.scraped = false;

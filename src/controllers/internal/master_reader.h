@@ -23,7 +23,8 @@ class LedgerSession {
 public:
   explicit LedgerSession(store::AdminClient& client) : client_(client) {}
 
-  // GET the ledger. NoLedger on 409 -1011; Unreachable (with the error) otherwise.
+  // GET the ledger. NoLedger on 409 -1011; Unreachable (with the error) otherwise, marked
+  // unanswered when nothing answered at all.
   void read(policy::MasterReading& reading);
   // Carries out the plan: PUTs, then DELETEs. The first failure that is not a per-domain answer
   // (TENANT_NOT_EMPTY retains, PERSISTENT_FAIL is recorded, a removal of an unknown tenant is
@@ -32,7 +33,8 @@ public:
   // grants moved).
   std::vector<std::string> apply(const policy::LedgerPlan& plan, policy::MasterReading& reading);
   // One /metrics scrape (a pool pass makes one, after its ledger writes): capacity figures and
-  // every tenant's series, replacing whatever the reading held.
+  // every tenant's series, replacing whatever the reading held. Not attempted when the ledger
+  // request went unanswered (reading.ledger_unanswered): scrape_error says so.
   void scrape(policy::MasterReading& reading);
 
 private:

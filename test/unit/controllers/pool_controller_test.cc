@@ -9,10 +9,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
+#include <future>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "eventually.h"
 #include "fake_apiserver.h"
@@ -417,6 +420,65 @@ TEST_F(PoolControllerTest, AFailedLedgerWriteIsReportedAndRetried) {
             writes.end());
   EXPECT_EQ(pool("shared-dram").status.phase, "Ready");
   EXPECT_EQ(binding("team-a/team-a")->status.effective_quota, 8 * kGi);
+}
+
+// (c) A master that accepts and never answers (issue 25 §2.5): the ledger read's deadline is the
+// pass's only wait on it. No scrape follows (a second deadline), the statuses say the ledger is
+// unreachable and the Binding's figures were not read.
+TEST_F(PoolControllerTest, AMasterThatLeavesTheLedgerReadUnansweredIsAskedNothingMore) {
+  walkthrough();
+  master_.failNext("LIST master/tenant_quotas",
+                   store::StoreError(store::StoreErrorKind::DeadlineExceeded,
+                                     "reading the tenant ledger: no answer within 5000 ms"));
+  auto outcome = pass("shared-dram");
+  EXPECT_FALSE(outcome.ok() && !outcome->requeue_after) << "the pass is tried again";
+  const auto calls = cluster_.log().filtered(
+      [](const std::string& line) { return line.find(" master/") != std::string::npos; });
+  EXPECT_THAT(calls, ElementsAre("LIST master/tenant_quotas"));
+  const api::KVCachePool p = pool("shared-dram");
+  EXPECT_EQ(condition(p.status, api::pool::kQuotaLedgerAvailable).reason,
+            api::pool::kReasonLedgerUnreachable);
+  EXPECT_NE(condition(p.status, api::pool::kQuotaLedgerAvailable).message.find("no answer"),
+            std::string::npos);
+  const auto b = binding("team-a/team-a");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_NE(condition(b->status, api::binding::kQuotaObserved).message.find("not attempted"),
+            std::string::npos)
+      << condition(b->status, api::binding::kQuotaObserved).message;
+}
+
+// (c) A pass whose master another worker's pass holds (one on a master that never answers
+// holds it for a request deadline) does not wait that out: it is retried later, asking the
+// master nothing, and its worker is free for the pools of other backends (issue 25 §2.5).
+TEST_F(PoolControllerTest, APassWhoseMasterAnotherPassHoldsIsRetriedNotWaitedFor) {
+  walkthrough();
+  cluster_.create(res::kvCachePools(), poolObject("second-dram"));
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> first{true};
+  config_.stores = [clients = master_.clients(), &entered, released,
+                    &first](const StoreTarget& target) {
+    if (first.exchange(false)) {
+      entered.set_value();  // inside the first pass, its master's lock held
+      released.wait();
+    }
+    return clients(target.admin_address);
+  };
+  reconciler();
+  std::thread held([this] { (void)pass("shared-dram"); });
+  entered.get_future().wait();
+  const std::size_t before =
+      cluster_.log().filtered([](const std::string&) { return true; }).size();
+  auto outcome = pass("second-dram");
+  const std::size_t after = cluster_.log().filtered([](const std::string&) { return true; }).size();
+  release.set_value();
+  held.join();
+  ASSERT_THAT(outcome, testing::IsOk());
+  ASSERT_TRUE(outcome->requeue_after.has_value());
+  EXPECT_GT(*outcome->requeue_after, Clock::Duration::zero());
+  EXPECT_EQ(after, before) << "the retried pass read and wrote nothing";
+  EXPECT_THAT(pass("second-dram"), testing::IsOk()) << "the master free, the pass goes ahead";
 }
 
 // (c) A failed status write of a Binding stops the pass before the pool's status.

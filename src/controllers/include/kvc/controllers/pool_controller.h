@@ -101,7 +101,8 @@ public:
   static Status setupWithManager(runtime::Manager& manager, const ControllerSetup& setup);
 
 private:
-  std::mutex& masterLock(const std::string& backend);
+  // One pass at a time per master (its ledger plan reads what the last pass wrote).
+  std::timed_mutex& masterLock(const std::string& backend);
   Result<runtime::Action> reconcilePool(const Json& pool_object, std::stop_token stop);
   Result<runtime::Action> releaseOrphans(const std::string& pool, std::stop_token stop);
 
@@ -142,7 +143,7 @@ private:
   runtime::CachedReader backend_reader_;
   runtime::CachedReader model_deployment_reader_;
   std::mutex locks_mutex_;
-  std::map<std::string, std::unique_ptr<std::mutex>> locks_;
+  std::map<std::string, std::unique_ptr<std::timed_mutex>> locks_;
 };
 
 // The work-queue rate limiter of the pool controller: per-key exponential backoff from 5 ms,

@@ -39,6 +39,10 @@ struct MasterReading {
   // "writing the quota of reuse domain team-a", "removing the quota of reuse domain x"): it
   // makes QuotaLedgerAvailable False/LedgerUnreachable.
   std::string ledger_error;
+  // A ledger request got no answer at all (refused, reset, or the deadline passed with the
+  // connection open: a hung master): the pass asks that master nothing more, not even its
+  // metrics, so that one silent master costs a worker one deadline, not two.
+  bool ledger_unanswered = false;
   // 500 -1503 PERSISTENT_FAIL on a write: the policy could not be saved, nothing applied.
   std::string persist_error;
   // Domains whose removal the master refused with TENANT_NOT_EMPTY (kept, still charged).
