@@ -31,11 +31,19 @@ log "kubectl apply --server-side -k $apply (deploy/overlays/local pinned to $KVC
 kubectl apply --server-side --force-conflicts -k "$apply" >/dev/null
 kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
 kubectl -n gpustack-system rollout status deploy/kvcache-operator --timeout=180s >&2
-# The webhooks answer once the operator has written its CA into their caBundle (seconds).
+# The webhooks answer once the operator has written its CA into their caBundle (seconds). Five
+# answers in a row: after a rollout the Service can still route to a replaced replica's address
+# for a moment (no route to host), and one answer from the new one proves nothing about that.
+answered=0
 for _ in $(seq 1 120); do
   out=$(kubectl -n default run probe --dry-run=server --image=x \
     --labels=kvcache.gpustack.ai/inject=true 2>&1 || true)
-  grep -q 'failed calling webhook' <<<"$out" || { log "the webhooks answer"; exit 0; }
+  if grep -q 'failed calling webhook' <<<"$out"; then
+    answered=0
+  else
+    answered=$((answered + 1))
+    [ "$answered" -ge 5 ] && { log "the webhooks answer"; exit 0; }
+  fi
   sleep 1
 done
 log "the webhooks never answered through the Service; operator logs:"
