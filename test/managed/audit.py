@@ -3,13 +3,14 @@
 record against a model (etcd's robustness tests are the pattern: sample during the fault, judge
 after it).
 
-  audit.py record --backend B --out FILE [--interval S]
+  audit.py record --backend B --out FILE (--tls-dir DIR | --admin HOST:PORT) [--interval S]
       Samples until SIGTERM/SIGINT, one JSON line a sample: first the API's view (Bindings,
       pools, the backend's policy ConfigMap, opted-in Pods, through one `kubectl proxy`), then
-      the master's ledger through the leader Service (mutual TLS, as the operator reads it). Each
-      read may fail (an outage is recorded, not fatal).
+      the master's ledger: a managed backend's through its leader Service (mutual TLS with the
+      client of DIR, as the operator reads it), an external one's at its plain-HTTP admin
+      address. Each read may fail (an outage is recorded, not fatal).
 
-  audit.py check FILE --backend B [--converge-within S] [--final]
+  audit.py check FILE [--converge-within S] [--final]
       Replays the record against the model and prints every violation; exit 1 when any.
 
 The model, for the pools on backend B:
@@ -145,8 +146,14 @@ def parse_policy(text):
     return tenants
 
 
-def ledger_view(backend, tls_dir):
-    """{tenant: [requested, effective]} from the leader Service, or raises with the error."""
+def ledger_view(backend, tls_dir, admin=None):
+    """{tenant: [requested, effective]} from the leader Service (or the external admin address),
+    or raises with the error."""
+    if admin:
+        result = subprocess.run(["curl", "-sS", "--fail-with-body", "--max-time", "1.5",
+                                 f"http://{admin}/api/v1/tenant_quotas"],
+                                capture_output=True, text=True, timeout=5)
+        return ledger_rows(result)
     ip = subprocess.run(["kubectl", "-n", SYSTEM_NAMESPACE, "get", "service", f"{backend}-leader",
                          "-o", "jsonpath={.spec.clusterIP}"], capture_output=True, text=True,
                         timeout=5).stdout.strip() if not ledger_view.ip else ledger_view.ip
@@ -157,6 +164,10 @@ def ledger_view(backend, tls_dir):
          "--cert", f"{tls_dir}/tls.crt", "--key", f"{tls_dir}/tls.key",
          "--connect-to", f"{host}:9003:{ip}:9003", f"https://{host}:9003/api/v1/tenant_quotas"],
         capture_output=True, text=True, timeout=5)
+    return ledger_rows(result)
+
+
+def ledger_rows(result):
     if result.returncode != 0:
         raise RuntimeError((result.stderr or result.stdout).strip()[:200])
     body = json.loads(result.stdout)
@@ -182,7 +193,7 @@ def record(args):
             except Exception as error:  # an outage of the API server is a sample too
                 sample["api_error"] = str(error)[:200]
             try:
-                sample["ledger"] = ledger_view(args.backend, args.tls_dir)
+                sample["ledger"] = ledger_view(args.backend, args.tls_dir, args.admin)
             except Exception as error:
                 sample["ledger_error"] = str(error)[:200]
             sample["t_end"] = round(time.time(), 3)
@@ -337,7 +348,9 @@ def main():
     rec = sub.add_parser("record")
     rec.add_argument("--backend", required=True)
     rec.add_argument("--out", required=True)
-    rec.add_argument("--tls-dir", required=True, help="tls.crt, tls.key, ca.crt of an admin client")
+    how = rec.add_mutually_exclusive_group(required=True)
+    how.add_argument("--tls-dir", help="tls.crt, tls.key, ca.crt of an admin client (managed)")
+    how.add_argument("--admin", help="HOST:PORT of an external master's plain-HTTP admin API")
     rec.add_argument("--interval", type=float, default=0.25)
     chk = sub.add_parser("check")
     chk.add_argument("file")
