@@ -4,6 +4,7 @@
 # between 128Mi and 192Mi every ~0.5 s throughout, so every pool pass writes its requestedQuota
 # and effectiveQuota, racing the thirty ModelDeployment controllers' writes of status.usedBy.
 #   - usedBy lists exactly the thirty, each once, and keeps them while the ceiling keeps moving;
+#     sampled every ~0.2 s from the first attach on, no listed one is ever dropped;
 #   - the Binding's deletion is held (Releasable=False/HeldByWorkloads) while any of them is
 #     left: after twenty-nine are gone it still holds, naming the last; it goes with the last.
 set -uo pipefail
@@ -13,8 +14,10 @@ kvc_require_real_nodes
 b=used-by
 n=30
 churner=""
+sampler=""
 cleanup_race() {
   [ -n "$churner" ] && kill "$churner" 2>/dev/null
+  [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
   if [ -n "${ns:-}" ]; then
     kubectl -n "$ns" delete md --all --timeout=180s >/dev/null 2>&1
     kubectl -n "$ns" delete kvcpb --all --timeout=120s >/dev/null 2>&1
@@ -74,6 +77,11 @@ kvc_wait_for 120 "it is granted" bash -c \
 ) &
 churner=$!
 sleep 2
+# usedBy sampled every ~0.2 s from now until the deletions: once listed, a ModelDeployment must
+# stay listed (a status write from a stale read would drop it, and its controller would put it
+# back a moment later: only the samples see that).
+(while :; do echo "$(date +%s.%N) $(used_by)"; sleep 0.2; done) >"$KVC_CLEANUP_FILE.used-by" 2>/dev/null &
+sampler=$!
 t0=$SECONDS
 all_deployments() { for i in $(seq 1 "$n"); do deployment "$i"; done | kubectl apply -f -; }
 kvc_assert_ok "$n ModelDeployments on it, applied at once" all_deployments
@@ -84,6 +92,20 @@ kvc_log "$n attached in $((SECONDS - t0))s; the ceiling moved $(kubectl -n "$ns"
 sleep 10  # the ceiling keeps moving: nothing may drop out of usedBy meanwhile
 kvc_assert_eq "and still exactly the $n after 10 s more of status writes" "$want" "$(used_by)"
 kill "$churner"; wait "$churner" 2>/dev/null; churner=""
+kill "$sampler"; wait "$sampler" 2>/dev/null; sampler=""
+dropped=$(python3 - "$KVC_CLEANUP_FILE.used-by" <<'PY'
+import sys
+seen, drops = set(), []
+for line in open(sys.argv[1]):
+    t, *names = line.split()
+    now = set(names)
+    drops += [f"{n} at {t}" for n in sorted(seen - now)]
+    seen |= now
+print(f"{len(drops)} drop(s) in {sum(1 for _ in open(sys.argv[1]))} samples " + "; ".join(drops[:5]))
+PY
+)
+kvc_log "usedBy samples: $dropped"
+kvc_assert_contains "no sample lost a listed ModelDeployment while they attached and after" "0 drop(s)" "$dropped"
 kvc_assert_eq "each listed once" "$n" "$(kubectl -n "$ns" get kvcpb shared -o json | jq '.status.usedBy | length')"
 
 kvc_assert_ok "the Binding's deletion is accepted" kubectl -n "$ns" delete kvcpb shared --wait=false
