@@ -180,6 +180,28 @@ signal_pod_processes() {
   [ "$hits" -gt 0 ]
 }
 
+# pool_binding NAMESPACE POOL NAME CEILING: a KVCachePoolBinding NAME of POOL in NAMESPACE, its
+# reuse domain named NAME too.
+pool_binding() {
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: worker.gpustack.ai/v1
+kind: KVCachePoolBinding
+metadata: {name: $3, namespace: $1}
+spec:
+  poolRef: {name: $2}
+  quota: {ceiling: $4}
+  domain: {name: $3, blockSize: 64, dtype: bfloat16}
+YAML
+}
+# binding_granted NAMESPACE NAME: the Binding's QuotaGranted is True.
+binding_granted() {
+  [ "$(kubectl -n "$1" get kvcpb "$2" -o jsonpath='{.status.conditions[?(@.type=="QuotaGranted")].status}' 2>/dev/null)" = True ]
+}
+# pod_injected NAMESPACE NAME: the Pod carries the webhook's client configuration.
+pod_injected() {
+  kubectl -n "$1" get pod "$2" -o jsonpath='{.metadata.annotations.kvcache\.gpustack\.ai/client-config}' 2>/dev/null | grep -q tenant_id
+}
+
 # labelled_vllm_pod NAME BINDING [NAMESPACE]: a vLLM Pod in NAMESPACE (default team-a) opted into
 # injection with BINDING (the webhook writes its client configuration; kwok runs it on a fake GPU
 # node).

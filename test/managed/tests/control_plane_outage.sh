@@ -33,19 +33,9 @@ cleanup_outage() {
 }
 trap 'cleanup_outage; kvc_cleanup' EXIT
 
-binding() {
-  kubectl apply -f - >/dev/null <<YAML
-apiVersion: worker.gpustack.ai/v1
-kind: KVCachePoolBinding
-metadata: {name: $1, namespace: $ns}
-spec:
-  poolRef: {name: outage}
-  quota: {ceiling: $2}
-  domain: {name: $1, blockSize: 64, dtype: bfloat16}
-YAML
-}
-granted() { [ "$(kubectl -n "$ns" get kvcpb "$1" -o jsonpath='{.status.conditions[?(@.type=="QuotaGranted")].status}' 2>/dev/null)" = True ]; }
-injected() { kubectl -n "$ns" get pod "$1" -o jsonpath='{.metadata.annotations.kvcache\.gpustack\.ai/client-config}' 2>/dev/null | grep -q tenant_id; }
+binding() { pool_binding "$ns" outage "$@"; }
+granted() { binding_granted "$ns" "$1"; }
+injected() { pod_injected "$ns" "$1"; }
 ledger() { admin_curl $b /api/v1/tenant_quotas 2>/dev/null | jq -r '[.data[] | "\(.tenant_id)=\(.requested_quota_bytes)"] | sort | join(" ")'; }
 operators() {
   kubectl -n gpustack-system get pods -l app.kubernetes.io/name=kvcache-operator -o json |

@@ -80,7 +80,7 @@ spec:
   domain: {name: dom-$2, blockSize: 64, dtype: bfloat16}
 YAML
 }
-granted() { [ "$(kubectl -n "$ns" get kvcpb "$1" -o jsonpath='{.status.conditions[?(@.type=="QuotaGranted")].status}' 2>/dev/null)" = True ]; }
+granted() { binding_granted "$ns" "$1"; }
 # ledger STORE: "domain bytes" lines of the master's ledger, sorted.
 ledger() {
   curl -sf --max-time 5 "http://$(store_env "$1" KVC_STORE_ADMIN)/api/v1/tenant_quotas" |

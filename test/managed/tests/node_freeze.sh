@@ -75,19 +75,9 @@ cleanup_freeze() {
 trap 'cleanup_freeze; kvc_cleanup' EXIT
 
 holder() { kubectl -n gpustack-system get lease kvcache-operator -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
-binding() {
-  kubectl apply -f - >/dev/null <<YAML
-apiVersion: worker.gpustack.ai/v1
-kind: KVCachePoolBinding
-metadata: {name: $1, namespace: $ns}
-spec:
-  poolRef: {name: freeze}
-  quota: {ceiling: $2}
-  domain: {name: $1, blockSize: 64, dtype: bfloat16}
-YAML
-}
-granted() { [ "$(kubectl -n "$ns" get kvcpb "$1" -o jsonpath='{.status.conditions[?(@.type=="QuotaGranted")].status}' 2>/dev/null)" = True ]; }
-injected() { kubectl -n "$ns" get pod "$1" -o jsonpath='{.metadata.annotations.kvcache\.gpustack\.ai/client-config}' 2>/dev/null | grep -q tenant_id; }
+binding() { pool_binding "$ns" freeze "$@"; }
+granted() { binding_granted "$ns" "$1"; }
+injected() { pod_injected "$ns" "$1"; }
 # create NAME: an opted-in Pod NAME; "NAME created" or "NAME refused: <why>" appended to creates.
 create() {
   local out

@@ -60,7 +60,7 @@ spec:
   domain: {name: $3, blockSize: 64, dtype: bfloat16}
 YAML
 }
-granted() { [ "$(kubectl -n "$1" get kvcpb "$2" -o jsonpath='{.status.conditions[?(@.type=="QuotaGranted")].status}' 2>/dev/null)" = True ]; }
+granted() { binding_granted "$@"; }
 
 # writer NS NAME BINDING: a store client on a real node, opted in with the Binding (the webhook
 # writes its configuration; it declares that its launcher forwards arguments, as python3 -c
