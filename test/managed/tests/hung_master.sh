@@ -10,7 +10,7 @@
 #   - once the master answers again, its ledger holds every hung Binding's last ceiling.
 # The operator's pool controller runs two workers: before the fix, both ended up waiting on the
 # hung master (one in its request deadline, the other for the master's lock) and the healthy
-# pool waited 16-17 s for each Binding (broken on purpose: a blocking lock and the scrape after an
+# pool waited 15.9-17.3 s for each Binding (broken on purpose: a blocking lock and the scrape after an
 # unanswered ledger read); with the fix, under 0.5 s.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
