@@ -180,8 +180,8 @@ signal_pod_processes() {
   [ "$hits" -gt 0 ]
 }
 
-# pool_binding NAMESPACE POOL NAME CEILING: a KVCachePoolBinding NAME of POOL in NAMESPACE, its
-# reuse domain named NAME too.
+# pool_binding NAMESPACE POOL NAME CEILING [DOMAIN]: a KVCachePoolBinding NAME of POOL in
+# NAMESPACE, for reuse domain DOMAIN (default: NAME).
 pool_binding() {
   kubectl apply -f - >/dev/null <<YAML
 apiVersion: worker.gpustack.ai/v1
@@ -190,8 +190,34 @@ metadata: {name: $3, namespace: $1}
 spec:
   poolRef: {name: $2}
   quota: {ceiling: $4}
-  domain: {name: $3, blockSize: 64, dtype: bfloat16}
+  domain: {name: ${5:-$3}, blockSize: 64, dtype: bfloat16}
 YAML
+}
+# external_backend NAME RPC ADMIN: an external KVCacheBackend NAME whose master answers RPCs at
+# RPC and its plain-HTTP admin API at ADMIN (host:port each).
+external_backend() {
+  kubectl apply -f - <<YAML
+apiVersion: worker.gpustack.ai/v1
+kind: KVCacheBackend
+metadata: {name: $1}
+spec:
+  connection:
+    external:
+      endpoints:
+        - {name: Client, address: "$2"}
+        - {name: Admin, address: "$3"}
+YAML
+}
+# host_pid VAR=VALUE: the first process on this host whose environment holds VAR=VALUE (the real
+# nodes run here: a Pod's processes are the host's; POD_NAME or KUBERNETES_POD_NAME find a Pod's).
+host_pid() {
+  local pid
+  for pid in /proc/[0-9]*; do
+    if tr '\0' '\n' 2>/dev/null <"$pid/environ" | grep -qx -- "$1"; then
+      echo "${pid#/proc/}"; return 0
+    fi
+  done
+  return 1
 }
 # binding_granted NAMESPACE NAME: the Binding's QuotaGranted is True.
 binding_granted() {

@@ -40,46 +40,16 @@ store() {
     >"$work/$1.log" 2>&1 || { tail -20 "$work/$1.log"; return 1; }
 }
 store_env() { (. "$work/$1/env" && eval "echo \$$2"); }
-backend() { # backend NAME STORE
-  kubectl apply -f - <<YAML
-apiVersion: worker.gpustack.ai/v1
-kind: KVCacheBackend
-metadata: {name: $1}
-spec:
-  connection:
-    external:
-      endpoints:
-        - {name: Client, address: "$(store_env "$2" KVC_STORE_RPC)"}
-        - {name: Admin, address: "$(store_env "$2" KVC_STORE_ADMIN)"}
-YAML
-}
-pool_and_binding() { # pool_and_binding POOL BACKEND TOTAL CEILING
-  kubectl apply -f - <<YAML
+backend() { external_backend "$1" "$(store_env "$2" KVC_STORE_RPC)" "$(store_env "$2" KVC_STORE_ADMIN)"; } # NAME STORE
+pool_and_binding() { # pool_and_binding POOL BACKEND TOTAL CEILING (domain dom-POOL)
+  kubectl apply -f - <<YAML && pool_binding "$ns" "$1" "$1" "$4" "dom-$1"
 apiVersion: worker.gpustack.ai/v1
 kind: KVCachePool
 metadata: {name: $1}
 spec: {backends: [$2], quota: {total: $3}}
----
-apiVersion: worker.gpustack.ai/v1
-kind: KVCachePoolBinding
-metadata: {name: $1, namespace: $ns}
-spec:
-  poolRef: {name: $1}
-  quota: {ceiling: $4}
-  domain: {name: dom-$1, blockSize: 64, dtype: bfloat16}
 YAML
 }
-binding_on() { # binding_on POOL NAME
-  kubectl apply -f - <<YAML
-apiVersion: worker.gpustack.ai/v1
-kind: KVCachePoolBinding
-metadata: {name: $2, namespace: $ns}
-spec:
-  poolRef: {name: $1}
-  quota: {ceiling: 16Mi}
-  domain: {name: dom-$2, blockSize: 64, dtype: bfloat16}
-YAML
-}
+binding_on() { pool_binding "$ns" "$1" "$2" 16Mi "dom-$2"; } # POOL NAME (domain dom-NAME)
 granted() { binding_granted "$ns" "$1"; }
 # ledger STORE: "domain bytes" lines of the master's ledger, sorted.
 ledger() {

@@ -93,17 +93,8 @@ kvc_assert_ok "a real store outside the cluster (the bridge address)" bash -c \
   "KVC_STORE_HOST=$KVC_HOST_ADDRESS KVC_STORE_MEMBERS=1 '$root/test/store/store.sh' up '$work/store' >'$work/store.log' 2>&1"
 # shellcheck disable=SC1091
 . "$work/store/env" || exit 1
-kvc_assert_ok "an external backend on it, a pool" kubectl apply -f - <<YAML
-apiVersion: worker.gpustack.ai/v1
-kind: KVCacheBackend
-metadata: {name: $b}
-spec:
-  connection:
-    external:
-      endpoints:
-        - {name: Client, address: "$KVC_STORE_RPC"}
-        - {name: Admin, address: "$KVC_STORE_ADMIN"}
----
+kvc_assert_ok "an external backend on it" external_backend $b "$KVC_STORE_RPC" "$KVC_STORE_ADMIN"
+kvc_assert_ok "a pool" kubectl apply -f - <<YAML
 apiVersion: worker.gpustack.ai/v1
 kind: KVCachePool
 metadata: {name: freeze}

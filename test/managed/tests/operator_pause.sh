@@ -41,16 +41,6 @@ cleanup_pause() {
 trap 'cleanup_pause; kvc_cleanup' EXIT
 
 holder() { kubectl -n gpustack-system get lease kvcache-operator -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
-# operator_pid POD: the operator process of replica POD (the real nodes run on this machine).
-operator_pid() {
-  local pid
-  for pid in /proc/[0-9]*; do
-    if tr '\0' '\n' 2>/dev/null <"$pid/environ" | grep -qx "POD_NAME=$1"; then
-      echo "${pid#/proc/}"; return 0
-    fi
-  done
-  return 1
-}
 # operator_log POD: the kubelet's log file of the replica's running container instance.
 operator_log() { ls -t "$KVC_CLUSTER_DIR"/node-*/kubelet/pod-logs/gpustack-system_"$1"_*/operator/*.log 2>/dev/null | head -1; }
 restarts() { kubectl -n gpustack-system get pod "$1" -o jsonpath='{.status.containerStatuses[0].restartCount}'; }
@@ -96,7 +86,7 @@ kvc_wait_for 60 "the ledger holds them at 8Mi" all_at 8388608
 kvc_wait_for 120 "both operator replicas are Ready" bash -c \
   "[ \"\$(kubectl -n gpustack-system get deploy kvcache-operator -o jsonpath='{.status.readyReplicas}')\" = 2 ]"
 old=$(holder)
-old_pid=$(operator_pid "$old")
+old_pid=$(host_pid "POD_NAME=$old")
 old_log=$(operator_log "$old")
 old_restarts=$(restarts "$old")
 kvc_assert_ok "the leader $old runs here as pid $old_pid, its log at hand" test -n "$old_pid" -a -f "$old_log"

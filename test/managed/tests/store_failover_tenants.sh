@@ -49,17 +49,7 @@ now() { date +%s.%N; }
 holder() { kubectl -n gpustack-system get lease $b-leader -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
 
 # binding NS NAME DOMAIN CEILING
-binding() {
-  kubectl apply -f - >/dev/null <<YAML
-apiVersion: worker.gpustack.ai/v1
-kind: KVCachePoolBinding
-metadata: {name: $2, namespace: $1}
-spec:
-  poolRef: {name: tenants}
-  quota: {ceiling: $4}
-  domain: {name: $3, blockSize: 64, dtype: bfloat16}
-YAML
-}
+binding() { pool_binding "$1" tenants "$2" "$4" "$3"; }
 granted() { binding_granted "$@"; }
 
 # writer NS NAME BINDING: a store client on a real node, opted in with the Binding (the webhook

@@ -27,16 +27,6 @@ full() { [ "$(kvcb_field $b '{.status.capacity.total} {.status.phase}')" = "1Gi 
 one_ready() {
   [ "$(kubectl -n gpustack-system get deploy $b-leader -o jsonpath='{.status.replicas}/{.status.readyReplicas}')" = 3/1 ]
 }
-# pod_pid POD: a process of the Pod (any: they share its network namespace).
-pod_pid() {
-  local pid
-  for pid in /proc/[0-9]*; do
-    if tr '\0' '\n' 2>/dev/null <"$pid/environ" | grep -qx "KUBERNETES_POD_NAME=$1"; then
-      echo "${pid#/proc/}"; return 0
-    fi
-  done
-  return 1
-}
 
 # The sampler: a round, then 100 ms (~150 ms a sample here): "<seconds> <pod>=<0|1> ..." —
 # which leader Pods' launchers answer /readyz 200 (only while their master serves and their Lease
@@ -91,7 +81,7 @@ kvc_assert_contains "the launcher runs with the 4 s Lease, fenced" "--lease-dura
 old=$(holder)
 start_sampler
 sleep 2
-cut_pid=$(pod_pid "$old")
+cut_pid=$(host_pid "KUBERNETES_POD_NAME=$old")
 kvc_assert_ok "the holder $old is cut off from the API server ($api_ip)" \
   nsenter -t "$cut_pid" -n iptables -I OUTPUT -p tcp -d "$api_ip" -j DROP
 kvc_wait_for 60 "a standby takes the Lease" bash -c "h=\$(kubectl -n gpustack-system get lease $b-leader -o jsonpath='{.spec.holderIdentity}'); [ -n \"\$h\" ] && [ \"\$h\" != $old ]"
