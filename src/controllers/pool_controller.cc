@@ -73,13 +73,29 @@ PoolReconciler::PoolReconciler(PoolControllerConfig config)
       model_deployment_reader_(config_.client, kube::resources::modelDeployments(),
                                config_.model_deployments) {}
 
-std::timed_mutex& PoolReconciler::masterLock(const std::string& backend) {
-  std::lock_guard<std::mutex> guard(locks_mutex_);
-  auto& lock = locks_[backend];
-  if (!lock) {
-    lock = std::make_unique<std::timed_mutex>();
+PoolReconciler::MasterSlot& PoolReconciler::masterSlot(const std::string& key) {
+  std::lock_guard<std::mutex> guard(masters_mutex_);
+  auto& slot = masters_[key];
+  if (!slot) {
+    slot = std::make_unique<MasterSlot>();
   }
-  return *lock;
+  return *slot;
+}
+
+std::optional<std::string> PoolReconciler::MasterSlot::silenceSeen() {
+  std::lock_guard<std::mutex> guard(silence_mutex);
+  return silence;
+}
+
+// Only a pass that reached the master's client updates it: one whose request went unanswered
+// sets it, any other clears it. (A backend that could not be addressed asked nothing.)
+void PoolReconciler::MasterSlot::record(const policy::MasterReading& reading) {
+  std::lock_guard<std::mutex> guard(silence_mutex);
+  if (reading.ledger_unanswered) {
+    silence = reading.ledger_error;
+  } else {
+    silence.reset();
+  }
 }
 
 Result<runtime::Action> PoolReconciler::reconcile(const runtime::Request& request,
@@ -89,28 +105,44 @@ Result<runtime::Action> PoolReconciler::reconcile(const runtime::Request& reques
     return releaseOrphans(request.name, stop);
   }
   const std::vector<std::string> backends = poolBackends(*pool);
-  std::timed_mutex& lock =
-      masterLock(backends.size() == 1 ? backends.front() : "pool/" + request.name);
+  MasterSlot& slot = masterSlot(backends.size() == 1 ? backends.front() : "pool/" + request.name);
   // A pass on a master that answers takes milliseconds (a sibling pool's ripple waits that
   // long); one on a master that accepts and never answers holds it for a request deadline. A
   // worker does not wait that out: it leaves the pass for later and serves other backends' pools.
-  std::unique_lock<std::timed_mutex> guard(lock, kMasterBusyWait);
-  if (!guard.owns_lock()) {
+  std::unique_lock<std::timed_mutex> guard(slot.pass, kMasterBusyWait);
+  if (guard.owns_lock()) {
+    return reconcilePool(*pool, slot, std::nullopt, stop);
+  }
+  const std::optional<std::string> silence = slot.silenceSeen();
+  if (!silence) {
     spdlog::debug("pool {}: another pass holds its master; retried in {} ms", request.name,
                   std::chrono::duration_cast<std::chrono::milliseconds>(kMasterBusyRetry).count());
     return runtime::Action::requeueAfter(kMasterBusyRetry);
   }
-  return reconcilePool(*pool, stop);
+  // That pass is waiting out a master that left the last request unanswered: this pool is
+  // reported from that answer (LedgerUnreachable, so the pass ends Unavailable) and passed again
+  // at the busy-retry pace, for real once the lock is free.
+  auto reported = reconcilePool(*pool, slot, silence, stop);
+  spdlog::debug(
+      "pool {}: another pass waits on its master, which left the last request "
+      "unanswered; reported from that ({}), retried in {} ms",
+      request.name, reported.ok() ? "ok" : reported.status().message(),
+      std::chrono::duration_cast<std::chrono::milliseconds>(kMasterBusyRetry).count());
+  return runtime::Action::requeueAfter(kMasterBusyRetry);
 }
 
-Result<runtime::Action> PoolReconciler::reconcilePool(const Json& pool_object,
+Result<runtime::Action> PoolReconciler::reconcilePool(const Json& pool_object, MasterSlot& slot,
+                                                      const std::optional<std::string>& silence,
                                                       std::stop_token stop) {
   KVC_ASSIGN_OR_RETURN(policy::PoolObservation seen, observe(pool_object, stop));
-  const std::unique_ptr<store::AdminClient> master = observeLedger(seen);
+  const std::unique_ptr<store::AdminClient> master = observeLedger(seen, silence);
   // The ledger stage: the guards, the ledger's writes, then the master as they left it.
   const policy::PoolPlan guarded = policy::planPool(seen);
   KVC_RETURN_IF_ERROR(actGuards(guarded, pool_object, seen, stop));
   finishLedgerStage(guarded, master.get(), seen);
+  if (master) {
+    slot.record(seen.reading);
+  }
   // A replica whose leadership ended during the pass sent no write after its fence and reports
   // nothing either: what it read is its successor's to report (a refused write is not a ledger
   // that cannot be reached).
@@ -260,7 +292,8 @@ Status PoolReconciler::observeHolds(const KVCachePoolBinding& binding, Clock::Wa
 // The master of a resolved backend: its admin client for the pass (null when none could be made:
 // the reading says why) and its ledger, unless the backend is declared single-tenant (then no
 // request is made).
-std::unique_ptr<store::AdminClient> PoolReconciler::observeLedger(policy::PoolObservation& seen) {
+std::unique_ptr<store::AdminClient> PoolReconciler::observeLedger(
+    policy::PoolObservation& seen, const std::optional<std::string>& silence) {
   const policy::PoolBackend backend = policy::poolBackend(seen.pool, seen.backend);
   if (!backend.resolved()) {
     return nullptr;
@@ -270,6 +303,13 @@ std::unique_ptr<store::AdminClient> PoolReconciler::observeLedger(policy::PoolOb
   if (seen.backend->spec.managed && !seen.backend->spec.multi_tenancy) {
     reading.ledger = policy::LedgerState::NoLedger;
     reading.declared_single_tenant = true;
+  }
+  if (silence && !reading.declared_single_tenant) {
+    reading.ledger = policy::LedgerState::Unreachable;
+    reading.ledger_error = *silence;
+    reading.ledger_unanswered = true;
+    reading.scrape_error = "not attempted: " + *silence;
+    return nullptr;
   }
   auto client = config_.stores(storeTarget(*seen.backend, backend.admin_address));
   if (!client.ok()) {

@@ -481,6 +481,56 @@ TEST_F(PoolControllerTest, APassWhoseMasterAnotherPassHoldsIsRetriedNotWaitedFor
   EXPECT_THAT(pass("second-dram"), testing::IsOk()) << "the master free, the pass goes ahead";
 }
 
+// (c) While one pass waits out a master that left the last pass's ledger read unanswered, a
+// sibling pool's pass does not go unreported: it says LedgerUnreachable from that answer, asks
+// the master nothing, writes no ledger and is retried; once the master answers a pass reads it
+// again. (Three pools on a hung master: two passes taking turns on its lock starved the third,
+// which stayed Ready.)
+TEST_F(PoolControllerTest, APoolWhoseMasterHungForAnotherPassIsReportedFromThatPass) {
+  walkthrough();
+  cluster_.create(res::kvCachePools(), poolObject("second-dram"));
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<int> calls{0};
+  config_.stores = [clients = master_.clients(), &entered, released,
+                    &calls](const StoreTarget& target) {
+    if (calls.fetch_add(1) == 1) {
+      entered.set_value();  // inside the second pass, its master's lock held
+      released.wait();
+    }
+    return clients(target.admin_address);
+  };
+  reconciler();
+  master_.failNext("LIST master/tenant_quotas",
+                   store::StoreError(store::StoreErrorKind::DeadlineExceeded,
+                                     "reading the tenant ledger: no answer within 5000 ms"));
+  EXPECT_FALSE(pass("shared-dram").ok()) << "the master left the ledger read unanswered";
+  std::thread held([this] { (void)pass("shared-dram"); });
+  entered.get_future().wait();
+  const auto asked = [this] {
+    return cluster_.log()
+        .filtered(
+            [](const std::string& line) { return line.find(" master/") != std::string::npos; })
+        .size();
+  };
+  const std::size_t before = asked();
+  auto outcome = pass("second-dram");
+  const std::size_t after = asked();
+  release.set_value();
+  held.join();
+  ASSERT_THAT(outcome, testing::IsOk());
+  ASSERT_TRUE(outcome->requeue_after.has_value());
+  EXPECT_EQ(after, before) << "the master was asked nothing";
+  const auto reported = condition(pool("second-dram").status, api::pool::kQuotaLedgerAvailable);
+  EXPECT_EQ(reported.reason, api::pool::kReasonLedgerUnreachable);
+  EXPECT_NE(reported.message.find("no answer within 5000 ms"), std::string::npos)
+      << reported.message;
+
+  ASSERT_THAT(pass("second-dram"), testing::IsOk()) << "the master free and answering";
+  EXPECT_EQ(condition(pool("second-dram").status, api::pool::kQuotaLedgerAvailable).status, "True");
+}
+
 // (c) A failed status write of a Binding stops the pass before the pool's status.
 TEST_F(PoolControllerTest, AFailedBindingStatusWriteLeavesThePoolStatusUnwritten) {
   walkthrough();

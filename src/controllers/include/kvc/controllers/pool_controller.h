@@ -36,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 
@@ -101,16 +102,31 @@ public:
   static Status setupWithManager(runtime::Manager& manager, const ControllerSetup& setup);
 
 private:
-  // One pass at a time per master (its ledger plan reads what the last pass wrote).
-  std::timed_mutex& masterLock(const std::string& backend);
-  Result<runtime::Action> reconcilePool(const Json& pool_object, std::stop_token stop);
+  // One pass at a time per master (its ledger plan reads what the last pass wrote), and what the
+  // last pass found when that master left a ledger request unanswered: a pool whose master
+  // another pass is waiting on is reported from it rather than left unreported (with three pools
+  // on a hung master, two passes taking turns on its lock would otherwise starve the third).
+  struct MasterSlot {
+    std::timed_mutex pass;
+    std::mutex silence_mutex;
+    std::optional<std::string> silence;  // the unanswered request's error
+
+    std::optional<std::string> silenceSeen();
+    void record(const policy::MasterReading& reading);
+  };
+  MasterSlot& masterSlot(const std::string& key);
+  // `silence` set: the pass does not hold the master; it asks it nothing and writes no ledger.
+  Result<runtime::Action> reconcilePool(const Json& pool_object, MasterSlot& slot,
+                                        const std::optional<std::string>& silence,
+                                        std::stop_token stop);
   Result<runtime::Action> releaseOrphans(const std::string& pool, std::stop_token stop);
 
   // observe: everything the pass reads. An error means nothing was written.
   Result<policy::PoolObservation> observe(const Json& pool_object, std::stop_token stop);
   Status observeHolds(const api::KVCachePoolBinding& binding, Clock::WallTime wall,
                       policy::PoolObservation& seen, std::stop_token stop);
-  std::unique_ptr<store::AdminClient> observeLedger(policy::PoolObservation& seen);
+  std::unique_ptr<store::AdminClient> observeLedger(policy::PoolObservation& seen,
+                                                    const std::optional<std::string>& silence);
 
   // act, the ledger stage: the guards, then the ledger's writes and the master as they left it
   // (recorded in `seen` for the report stage's plan).
@@ -142,8 +158,8 @@ private:
   runtime::Lister<api::KVCachePoolBinding> bindings_;
   runtime::CachedReader backend_reader_;
   runtime::CachedReader model_deployment_reader_;
-  std::mutex locks_mutex_;
-  std::map<std::string, std::unique_ptr<std::timed_mutex>> locks_;
+  std::mutex masters_mutex_;
+  std::map<std::string, std::unique_ptr<MasterSlot>> masters_;
 };
 
 // The work-queue rate limiter of the pool controller: per-key exponential backoff from 5 ms,
