@@ -65,6 +65,7 @@ Status BackendReconciler::setupWithManager(runtime::Manager& manager,
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr network_policies,
                        informers.storeObjects(kube::resources::networkPolicies()));
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr leases, informers.leases());
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr mount_failures, informers.mountFailures());
 
   BackendControllerConfig config;
   config.client = manager.client();
@@ -77,6 +78,7 @@ Status BackendReconciler::setupWithManager(runtime::Manager& manager,
   config.daemon_sets = &daemon_sets->cache();
   config.store_pods = &store_pods->cache();
   config.leases = &leases->cache();
+  config.mount_failures = &mount_failures->cache();
   for (const auto& [resource, cache] :
        {std::pair{kube::resources::deployments(), &deployments->cache()},
         std::pair{kube::resources::daemonSets(), &daemon_sets->cache()},
@@ -109,6 +111,14 @@ Status BackendReconciler::setupWithManager(runtime::Manager& manager,
     controller->watch(*child, &backendOfStoreObject, &runtime::anyChange);
   }
   controller->watch(*leases, &backendOfLeaderLease, &leaseHolderChanged);
+  // A member Pod waiting on a mount changes nothing of its own; the kubelet's Event says why.
+  const runtime::Cache* pod_cache = &store_pods->cache();
+  const std::string store_namespace = setup.operator_namespace;
+  controller->watch(*mount_failures, [pod_cache, store_namespace](const Json& event) {
+    const runtime::ObjectPtr pod =
+        pod_cache->get(store_namespace + "/" + stringAt(event, {"regarding", "name"}));
+    return pod ? backendOfStoreObject(*pod) : std::vector<runtime::Request>{};
+  });
   // Every backend: one with no image of its own renders from the Setting kv-cache-backend-image.
   const runtime::Cache* backend_cache = &backends->cache();
   controller->watch(*settings, [backend_cache](const Json&) {

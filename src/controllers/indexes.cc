@@ -21,6 +21,14 @@ runtime::Transform heldPodProjection() {
 
 std::string heldPodSelector() { return std::string(policy::kLabelInject) + "=true"; }
 
+std::vector<std::string> eventObject(const Json& event) {
+  const std::string name = stringAt(event, {"regarding", "name"});
+  if (name.empty()) {
+    return {};
+  }
+  return {name};
+}
+
 bool podActive(const Json& pod) {
   const std::string phase = stringAt(pod, {"status", "phase"});
   return phase != "Succeeded" && phase != "Failed";

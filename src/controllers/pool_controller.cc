@@ -408,9 +408,11 @@ void PoolReconciler::applyTenantPolicy(const policy::PoolPlan& plan,
   if (!backend_object) {
     return;  // the owner the ConfigMap is written under is gone
   }
+  // Forced: the whole document is the contract's (§3.4), and its first version was the backend
+  // controller's seed (created, so another field manager's operation owns its data).
   runtime::OwnedSet set;
   set.children.push_back({kube::resources::configMaps(), *plan.tenant_policy, "tenant-quota-policy",
-                          std::nullopt, false});
+                          std::nullopt, /*force=*/true});
   if (config_.config_maps != nullptr) {
     set.sources.push_back(
         {kube::resources::configMaps(), config_.operator_namespace, config_.config_maps});

@@ -249,4 +249,26 @@ OwnedResult OwnedApplier::apply(const Json& owner, const OwnedSet& set,
   return report;
 }
 
+OwnedResult OwnedApplier::seed(const Json& owner, const OwnedChild& child,
+                               const ChildSource& source, std::stop_token stop) const {
+  ApplyReport report;
+  Json intent = intentFor(child, owner);
+  const std::string name = kube::object::name(intent);
+  const std::string namespace_name =
+      child.resource.namespaced ? kube::object::namespaceName(intent) : "";
+  const std::string what = describe(child.resource, namespace_name, name);
+  if (source.cache != nullptr && source.cache->get(kube::object::key(namespace_name, name))) {
+    report.unchanged.push_back(what);
+    return report;
+  }
+  kube::PostParams params;
+  params.field_manager = std::string(kFieldManager);
+  auto created = kube::Api(client_, child.resource, namespace_name).create(intent, params, stop);
+  if (!created.ok() && !created.error().isAlreadyExists()) {
+    return OwnedError(OwnedErrorKind::Api, what, created.status().withContext("creating " + what));
+  }
+  (created.ok() ? report.applied : report.unchanged).push_back(what);
+  return report;
+}
+
 }  // namespace kvc::runtime

@@ -84,6 +84,7 @@
 //                plan: what the converge writes did
 //   golden:    external: {addFinalizer, status, release, next}; managed: {addFinalizer,
 //              replaceRoleBindings, apply (each rendered object named, with its role and group),
+//              tenantPolicySeed (the ConfigMap created when absent, multi-tenancy only),
 //              staleMembers, renderFailed, handover {baseline, forget, event}, status,
 //              tierNotEmptyEvent, failure, next}
 //
@@ -116,7 +117,8 @@
 //   backend:  a whole managed KVCacheBackend, previous status included
 //   facts:    {consumers, droppedStale, namespace (default gpustack-system), imageError,
 //              leaderDeployment, leaderPods: [Pod], podsUnreadable: error,
-//              groups: [{daemonSet, pods: [{pod, inSurveyWindow}]}],
+//              groups: [{daemonSet, pods: [{pod, inSurveyWindow, mountFailure}]}],
+//              (mountFailure: the note of the kubelet's FailedMount Event about the Pod)
 //              lease: {state: Absent|Read|Unreadable (default Absent), holder, transitions, error},
 //              teardown: where a teardown stands}   (Kubernetes objects as JSON, only what is read)
 //   reading:  as backend-status; adminAddress defaults to the managed Admin endpoint
@@ -622,9 +624,10 @@ void storeFacts(const Json& f, std::string_view where, ManagedBackendFacts& fact
     const Json pods = list(groups[g], group_where, "pods");
     for (std::size_t i = 0; i < pods.size(); ++i) {
       const std::string pod_where = group_where + ".pods[" + std::to_string(i) + "]";
-      onlyKeys(pods[i], pod_where, {"pod", "inSurveyWindow"});
-      group.pods.push_back(
-          {mapping(pods[i], pod_where, "pod"), flag(pods[i], pod_where, "inSurveyWindow")});
+      onlyKeys(pods[i], pod_where, {"pod", "inSurveyWindow", "mountFailure"});
+      group.pods.push_back({mapping(pods[i], pod_where, "pod"),
+                            flag(pods[i], pod_where, "inSurveyWindow"),
+                            optionalText(pods[i], pod_where, "mountFailure").value_or("")});
     }
     facts.groups.push_back(std::move(group));
   }
@@ -1166,6 +1169,9 @@ std::string managedPlan(const Json& in, const api::KVCacheBackend& backend) {
     }
   }
   out["apply"] = applied;
+  if (plan.tenant_policy_seed) {
+    out["tenantPolicySeed"] = plan.tenant_policy_seed->object;
+  }
   Json stale = Json::array();
   for (const StaleMember& member : plan.stale_members) {
     stale.push_back({{"name", member.name}, {"uid", member.uid}, {"hash", member.hash}});

@@ -80,6 +80,18 @@ Result<runtime::InformerPtr> Informers::leases() {
   return informer(kube::resources::leases(), setup_.operator_namespace, "");
 }
 
+Result<runtime::InformerPtr> Informers::mountFailures() {
+  runtime::InformerOptions options;
+  options.resource = kube::resources::events();
+  options.namespace_name = setup_.operator_namespace;
+  options.field_selector = "reason=FailedMount";
+  options.transform = runtime::keepFields(
+      {"/regarding", "/reason", "/note", "/eventTime", "/series", "/deprecatedLastTimestamp"});
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr events, manager_.informerFor(options));
+  indexOnce(*events, kEventsByObject, &eventObject);
+  return events;
+}
+
 Result<runtime::InformerPtr> Informers::roleWorkloads() {
   return informer(kube::resources::deployments(), setup_.watch_namespace, roleWorkloadSelector());
 }

@@ -35,6 +35,10 @@ public:
   Result<runtime::InformerPtr> storeObjects(const kube::ResourceType& resource);
   // Every Lease of the operator namespace (the store leaders').
   Result<runtime::InformerPtr> leases();
+  // The kubelets' FailedMount Events of the operator namespace (events.k8s.io, field selector
+  // reason=FailedMount: a member Pod waiting on a mount says nothing else), indexed
+  // kEventsByObject. Only their subject, note and times are kept.
+  Result<runtime::InformerPtr> mountFailures();
   // What ModelDeployments render, in every watched namespace (roleWorkloadSelector): the role
   // Deployments, the endpoint Services, and the engine Pods (replicaPodProjection, indexed
   // kReplicasByDeployment).

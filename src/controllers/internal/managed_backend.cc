@@ -146,7 +146,9 @@ policy::ManagedBackendFacts ManagedBackend::observeStore(const api::KVCacheBacke
     }
     for (Json& pod : storePods(config_, b, policy::memberComponent(index))) {
       const auto age = secondsBetween(created, creationTime(pod));
-      group.pods.push_back({std::move(pod), age && *age <= policy::kTierSurveyWindowSeconds});
+      std::string mount_failure = mountFailureOf(config_, pod);
+      group.pods.push_back({std::move(pod), age && *age <= policy::kTierSurveyWindowSeconds,
+                            std::move(mount_failure)});
     }
     facts.groups.push_back(std::move(group));
   }
@@ -213,8 +215,32 @@ Result<runtime::Action> ManagedBackend::act(const Json& object,
 Status ManagedBackend::converge(const Json& object, const policy::ManagedBackendPlan& plan,
                                 std::stop_token stop) {
   KVC_RETURN_IF_ERROR(replaceRoleBindings(object, plan, stop));
+  // The seed after the store's objects (a refused apply writes nothing), milliseconds before any
+  // leader Pod they make could mount it.
   KVC_RETURN_IF_ERROR(applyStore(object, *plan.apply, stop));
+  KVC_RETURN_IF_ERROR(seedTenantPolicy(object, plan, stop));
   return deleteStaleMembers(object, plan, stop);
+}
+
+Status ManagedBackend::seedTenantPolicy(const Json& object, const policy::ManagedBackendPlan& plan,
+                                        std::stop_token stop) {
+  if (!plan.tenant_policy_seed) {
+    return okStatus();
+  }
+  const kube::ResourceType& config_maps = kube::resources::configMaps();
+  const runtime::OwnedChild child{config_maps, plan.tenant_policy_seed->object,
+                                  plan.tenant_policy_seed->role, std::nullopt, false};
+  auto seeded = owned_.seed(
+      object, child, {config_maps, config_.operator_namespace, childCache(config_, config_maps)},
+      stop);
+  if (!seeded.ok()) {
+    return Status(seeded.error().status().code(), seeded.error().status().message());
+  }
+  if (!seeded->applied.empty()) {
+    spdlog::info("backend {}: created {} (no tenants yet)", kube::object::name(object),
+                 seeded->applied.front());
+  }
+  return okStatus();
 }
 
 Status ManagedBackend::replaceRoleBindings(const Json& object,

@@ -75,6 +75,9 @@ private:
   Status converge(const Json& object, const policy::ManagedBackendPlan& plan, std::stop_token stop);
   Status replaceRoleBindings(const Json& object, const policy::ManagedBackendPlan& plan,
                              std::stop_token stop);
+  // The tenant-quota policy's seed, created once (its contents are the pool controller's).
+  Status seedTenantPolicy(const Json& object, const policy::ManagedBackendPlan& plan,
+                          std::stop_token stop);
   Status applyStore(const Json& object, const std::vector<policy::RenderedObject>& rendered,
                     std::stop_token stop);
   Status deleteStaleMembers(const Json& object, const policy::ManagedBackendPlan& plan,

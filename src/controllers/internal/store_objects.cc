@@ -1,6 +1,7 @@
 #include "internal/store_objects.h"
 
 #include "kvc/api/settings.h"
+#include "kvc/controllers/indexes.h"
 #include "kvc/kube/object.h"
 #include "kvc/kube/time.h"
 
@@ -33,6 +34,40 @@ std::vector<Json> storePods(const BackendControllerConfig& config, const std::st
     }
   }
   return out;
+}
+
+std::string mountFailureOf(const BackendControllerConfig& config, const Json& pod) {
+  if (config.mount_failures == nullptr) {
+    return "";
+  }
+  // The Event's last sighting: a repeating one carries it in its series, a legacy one in
+  // deprecatedLastTimestamp (RFC 3339 strings of one clock: they sort as times).
+  const auto last_seen = [](const Json& event) {
+    for (const char* path :
+         {"/series/lastObservedTime", "/deprecatedLastTimestamp", "/eventTime"}) {
+      const Json::json_pointer pointer(path);
+      if (event.contains(pointer) && event.at(pointer).is_string()) {
+        return event.at(pointer).get<std::string>();
+      }
+    }
+    return std::string();
+  };
+  std::string note;
+  std::string latest;
+  const std::string uid = kube::object::uid(pod);
+  for (const runtime::ObjectPtr& event :
+       config.mount_failures->byIndex(kEventsByObject, kube::object::name(pod))) {
+    if (stringAt(*event, {"regarding", "uid"}) != uid ||
+        stringAt(*event, {"regarding", "kind"}) != "Pod") {
+      continue;
+    }
+    const std::string seen = last_seen(*event);
+    if (note.empty() || seen > latest) {
+      note = stringAt(*event, {"note"});
+      latest = seen;
+    }
+  }
+  return note;
 }
 
 policy::StoreInputs storeInputs(const BackendControllerConfig& config) {

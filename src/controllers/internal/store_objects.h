@@ -40,6 +40,8 @@ const runtime::Cache* childCache(const BackendControllerConfig& config,
 // is `component`.
 std::vector<Json> storePods(const BackendControllerConfig& config, const std::string& backend,
                             const std::string& component);
+// The note of the latest FailedMount Event about `pod` (this Pod, by uid), "" when none.
+std::string mountFailureOf(const BackendControllerConfig& config, const Json& pod);
 
 // The operator namespace and the Setting kv-cache-backend-image (its default without Settings).
 policy::StoreInputs storeInputs(const BackendControllerConfig& config);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kvc/api/backend_conditions.h"
+#include "kvc/policy/quota/tenant_quota_policy.h"
 #include "kvc/policy/store/store_render.h"
 
 namespace kvc::policy {
@@ -89,6 +90,11 @@ Status planConverge(const ManagedBackendObservation& seen, ManagedBackendPlan& p
   KVC_RETURN_IF_ERROR(planRoleBindings(seen, *rendered, plan));
   planStaleMembers(seen, *rendered, plan);
   plan.apply = std::move(rendered).value();
+  if (seen.backend.spec.multi_tenancy) {
+    KVC_ASSIGN_OR_RETURN(Json seed, tenantQuotaPolicyConfigMap(seen.backend.metadata.name,
+                                                               seen.inputs.namespace_name, {}));
+    plan.tenant_policy_seed = RenderedObject{std::move(seed), "tenant-quota-policy", std::nullopt};
+  }
   return okStatus();
 }
 

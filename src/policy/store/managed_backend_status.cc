@@ -134,20 +134,24 @@ struct MemberPods {
 MemberPods memberPods(const ManagedBackendFacts& facts) {
   MemberPods out;
   for (std::size_t g = 0; g < facts.groups.size(); ++g) {
-    std::vector<const Json*> pods;
+    std::vector<const MemberPodObservation*> observed_pods;
     for (const MemberPodObservation& observed : facts.groups[g].pods) {
       if (!deleting(observed.pod)) {
-        pods.push_back(&observed.pod);
+        observed_pods.push_back(&observed);
       }
     }
-    std::sort(pods.begin(), pods.end(), [](const Json* a, const Json* b) {
-      return stringAt(*a, "/metadata/name") < stringAt(*b, "/metadata/name");
-    });
-    for (const Json* pod : pods) {
+    std::sort(observed_pods.begin(), observed_pods.end(),
+              [](const MemberPodObservation* a, const MemberPodObservation* b) {
+                return stringAt(a->pod, "/metadata/name") < stringAt(b->pod, "/metadata/name");
+              });
+    for (const MemberPodObservation* observed : observed_pods) {
+      const Json* pod = &observed->pod;
       const std::string name = stringAt(*pod, "/metadata/name");
       const std::string address = podAddress(*pod);
       if (auto fault = podFault(*pod)) {
         out.faults.push_back(*fault);
+      } else if (auto mount = mountFault(*pod, observed->mount_failure)) {
+        out.faults.push_back(*mount);
       }
       if (stringAt(*pod, "/status/phase") == "Running") {
         ++out.running;

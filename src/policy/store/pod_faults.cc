@@ -1,9 +1,11 @@
 #include "kvc/policy/store/pod_faults.h"
 
 #include <string_view>
+#include <vector>
 
 #include "kvc/api/message.h"
 #include "kvc/policy/base/json_lookup.h"
+#include "kvc/policy/store/pod_hardening.h"
 
 namespace kvc::policy {
 namespace {
@@ -110,6 +112,82 @@ std::optional<PodFault> podFault(const Json& pod) {
     }
   }
   return std::nullopt;
+}
+
+namespace {
+
+// The volume a kubelet mount message names: `… for volume "NAME" : …`.
+std::string volumeNamed(std::string_view note) {
+  constexpr std::string_view kMarker = "volume \"";
+  const std::size_t at = note.find(kMarker);
+  if (at == std::string_view::npos) {
+    return "";
+  }
+  const std::size_t begin = at + kMarker.size();
+  const std::size_t end = note.find('"', begin);
+  return end == std::string_view::npos ? "" : std::string(note.substr(begin, end - begin));
+}
+
+// The user the Pod's first container runs as (its own securityContext, else the Pod's); "" when
+// the image decides.
+std::string runAsUser(const Json& pod) {
+  const Json& spec = field(pod, "spec");
+  const Json& containers = field(spec, "containers");
+  std::vector<const Json*> contexts;
+  if (containers.is_array() && !containers.empty()) {
+    contexts.push_back(&field(containers[0], "securityContext"));
+  }
+  contexts.push_back(&field(spec, "securityContext"));
+  for (const Json* context : contexts) {
+    const Json& user = field(*context, "runAsUser");
+    if (user.is_number_integer()) {
+      return std::to_string(user.get<std::int64_t>());
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::optional<PodFault> mountFault(const Json& pod, std::string_view note) {
+  const Json& status = field(pod, "status");
+  if (note.empty() || text(status, "phase") != "Pending" ||
+      !field(field(pod, "metadata"), "deletionTimestamp").is_null()) {
+    return std::nullopt;
+  }
+  const std::string volume = volumeNamed(note);
+  std::string path;
+  const Json& volumes = field(field(pod, "spec"), "volumes");
+  for (const Json& v : volumes.is_array() ? volumes : Json::array()) {
+    if (text(v, "name") == volume) {
+      path = text(field(v, "hostPath"), "path");
+    }
+  }
+  const std::string node = text(field(pod, "spec"), "nodeName");
+  PodFault fault;
+  fault.kind = PodFault::Kind::Waiting;
+  fault.reason = std::string(kReasonFailedMount);
+  fault.pod = text(field(pod, "metadata"), "name");
+  fault.detail = "volume " + (volume.empty() ? std::string("?") : volume) +
+                 (path.empty() ? std::string() : " (hostPath " + path + ")") +
+                 " cannot be mounted" + (node.empty() ? std::string() : " on node " + node) + ": " +
+                 api::boundDetail(std::string(note));
+  if (!path.empty() && note.find("hostPath type check failed") != std::string_view::npos) {
+    // A member that sets no user runs as its image's: this project's store image and the
+    // published one both run as kStoreImageUser.
+    const std::string declared = runAsUser(pod);
+    const std::string user = declared.empty() ? std::to_string(kStoreImageUser) : declared;
+    fault.detail +=
+        ". Create the directory on that node, writable by the member's user, as "
+        "the walkthrough's Step 5 shows: install -d -o " +
+        user + " -g 0 -m 0750 " + path;
+    if (declared.empty()) {
+      fault.detail += " (" + user +
+                      ": the store image's user; another image's uid if spec.image "
+                      "names one)";
+    }
+  }
+  return fault;
 }
 
 std::string describePodFault(const PodFault& fault) {

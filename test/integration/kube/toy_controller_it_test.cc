@@ -318,5 +318,54 @@ TEST_F(ToyControllerTest, ASameNamedConfigMapThatIsNotOursIsNeverAdopted) {
   EXPECT_FALSE(still["metadata"].contains("ownerReferences"));
 }
 
+// A seeded child (OwnedApplier::seed: created once, never rewritten) against the real API
+// server: a second seed leaves it as it is; its later owner's server-side apply must be forced,
+// since the create's field manager operation owns the data (issue 27 §4: the backend seeds the
+// tenant-quota policy, the pool controller writes it from then on).
+TEST_F(ToyControllerTest, ASeededChildIsCreatedOnceAndTakenOverByAForcedApply) {
+  const std::string name = createToy("seeded", 0, "a");
+  const Json owner = toy(name);
+  const std::string seed_name = "seed-" + name;
+  const auto config_map = [&](const std::string& value) {
+    return Json{{"apiVersion", "v1"},
+                {"kind", "ConfigMap"},
+                {"metadata",
+                 {{"name", seed_name},
+                  {"namespace", ns_->name()},
+                  // Not the toy's selector: its controller would prune the seed.
+                  {"labels", {{"seeded-by", name}}}}},
+                {"data", {{"value", value}}}};
+  };
+  runtime::OwnedApplier applier(client_);
+  const runtime::ChildSource source{kube::resources::configMaps(), ns_->name(),
+                                    &cm_informer_->cache()};
+  auto seeded = applier.seed(
+      owner, {kube::resources::configMaps(), config_map("seed"), "seed", std::nullopt, false},
+      source);
+  ASSERT_TRUE(seeded.ok()) << seeded.error().status().message();
+  EXPECT_EQ(seeded->applied.size(), 1U);
+  ASSERT_TRUE(child(seed_name));
+  EXPECT_EQ((*child(seed_name))["metadata"]["ownerReferences"][0]["uid"], owner["metadata"]["uid"]);
+
+  auto again = applier.seed(
+      owner, {kube::resources::configMaps(), config_map("other"), "seed", std::nullopt, false},
+      source);
+  ASSERT_TRUE(again.ok()) << again.error().status().message();
+  EXPECT_TRUE(again->applied.empty());
+  EXPECT_EQ((*child(seed_name))["data"]["value"], "seed") << "a seed is never rewritten";
+
+  runtime::OwnedSet set;
+  set.children.push_back(
+      {kube::resources::configMaps(), config_map("rendered"), "seed", std::nullopt, false});
+  auto unforced = applier.apply(owner, set);
+  ASSERT_FALSE(unforced.ok()) << "the create's operation owns .data: an unforced apply conflicts";
+  EXPECT_NE(unforced.error().status().message().find("onflict"), std::string::npos)
+      << unforced.error().status().message();
+  set.children.front().force = true;
+  auto forced = applier.apply(owner, set);
+  ASSERT_TRUE(forced.ok()) << forced.error().status().message();
+  EXPECT_EQ((*child(seed_name))["data"]["value"], "rendered");
+}
+
 }  // namespace
 }  // namespace kvc::it

@@ -4,7 +4,8 @@
 # Binding as written.
 #   - the pool resolves the backend's published endpoints, the tenant ledger converges through the
 #     master's admin API (the Binding's domain "default" with its 8Gi ceiling, granted against the
-#     1Gi the members mounted), and the policy ConfigMap the leader seeds from holds it;
+#     1Gi the members mounted), and the policy ConfigMap the leader seeds from holds it (it
+#     exists from the backend's first pass on, `version: 1` with no tenants);
 #   - a labelled vLLM Pod naming the Binding is injected with the leader Service as its master;
 #   - the backend's deletion is held while the pool uses it (Deletable=False/InUse, phase Deleting
 #     naming the pool; the store keeps running); once the Pod, the Binding and the pool are gone the
@@ -21,6 +22,9 @@ trap 'delete_walkthrough; kvc_cleanup' EXIT
 kvc_assert_ok "Step 1's backend is created" walkthrough_backend 512Mi
 kvc_wait_for 240 "it is Ready with CAPACITY 1Gi" \
   bash -c "[ \"\$(kubectl get kvcb $b -o jsonpath='{.status.capacity.total} {.status.phase}')\" = '1Gi Ready' ]"
+kvc_assert_eq "before any pool, its tenant-quota policy is seeded (version 1, no tenants)" \
+  "$(printf 'version: 1\ntenants: []')" \
+  "$(kubectl -n gpustack-system get configmap $b-tenant-quota-policy -o jsonpath='{.data.tenant-quota-policy\.yaml}')"
 kvc_assert_ok "Step 2's pool and Binding, as written" kubectl apply -f "$root/examples/walkthrough/step2-pool-binding.yaml"
 kvc_wait_for 120 "the pool is Ready" bash -c "[ \"\$(kubectl get kvcp shared-dram -o jsonpath='{.status.phase}')\" = Ready ]"
 kvc_assert_eq "the pool publishes the leader Service as its client endpoint" \

@@ -391,12 +391,19 @@ TEST_F(BackendControllerTest, AManagedBackendIsRenderedAppliedThenObserved) {
   ASSERT_GT(first_master - io.begin(), 0) << "the master is read after the converge";
   EXPECT_EQ(*first_master, "GET master/health");
   std::set<std::string> applied;
+  const std::string seed = "configmaps/gpustack-system/mooncake-dram-tenant-quota-policy";
   for (auto it = io.begin() + 1; it != first_master; ++it) {
+    if (*it == "CREATE " + seed) {
+      EXPECT_EQ(it + 1, first_master) << "the policy seed is created after the applies";
+      applied.insert("APPLY " + seed);
+      continue;
+    }
     EXPECT_EQ(it->rfind("APPLY ", 0), 0U) << *it
-                                          << ": only applies between the finalizer and "
-                                             "the first read of the master";
+                                          << ": only applies (and the policy seed) between the "
+                                             "finalizer and the first read of the master";
     applied.insert(*it);
   }
+  EXPECT_EQ(applied.count("APPLY " + seed), 1U) << "the tenant-quota policy is seeded";
   for (const char* expected : {"APPLY deployments/gpustack-system/mooncake-dram-leader",
                                "APPLY services/gpustack-system/mooncake-dram-leader",
                                "APPLY daemonsets/gpustack-system/mooncake-dram-member-0"}) {
@@ -414,6 +421,44 @@ TEST_F(BackendControllerTest, AManagedBackendIsRenderedAppliedThenObserved) {
   EXPECT_TRUE(api::hasFinalizer(b.metadata, bc::kFinalizer));
   EXPECT_EQ(api::endpointAddress(b.status.endpoints, api::kEndpointAdmin), kManagedAdmin);
   EXPECT_FALSE(b.status.phase.empty());
+}
+
+// Contract §3.4 (issue 27 §4): a managed multi-tenant backend's policy seed exists before any
+// pool uses it — `version: 1` with no tenants, owned by the backend like its other objects — so
+// a master that starts (or fails over) first reads a ConfigMap that exists.
+TEST_F(BackendControllerTest, AManagedBackendSeedsItsTenantPolicyBeforeAnyPool) {
+  cluster_.create(res::kvCacheBackends(), managedBackend());
+  ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
+  const auto seed =
+      cluster_.get(res::configMaps(), "gpustack-system/mooncake-dram-tenant-quota-policy");
+  ASSERT_TRUE(seed.has_value());
+  EXPECT_EQ((*seed)["data"]["tenant-quota-policy.yaml"], "version: 1\ntenants: []\n");
+  EXPECT_EQ((*seed)["metadata"]["ownerReferences"][0]["name"], "mooncake-dram");
+  EXPECT_TRUE(
+      runtime::carriesNoteFor(*seed, *cluster_.get(res::kvCacheBackends(), "mooncake-dram")));
+}
+
+// The seed is created once and never rewritten: the policy the pool controller rendered into it
+// (or anyone's same-named ConfigMap, which the pool controller reports) is left as it is.
+TEST_F(BackendControllerTest, AnExistingTenantPolicyIsNeverRewrittenByTheSeed) {
+  const Json foreign = cluster_.create(res::configMaps(), Json::parse(R"({
+      "metadata": {"namespace": "gpustack-system", "name": "mooncake-dram-tenant-quota-policy"},
+      "data": {"tenant-quota-policy.yaml": "version: 1\ntenants:\n  - name: \"default\"\n    quota: 1\n"}})"));
+  cluster_.create(res::kvCacheBackends(), managedBackend());
+  ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
+  ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
+  EXPECT_EQ(cluster_.get(res::configMaps(), "gpustack-system/mooncake-dram-tenant-quota-policy"),
+            foreign);
+}
+
+// No ledger, no policy: a managed backend with multiTenancy false is not seeded.
+TEST_F(BackendControllerTest, ASingleTenantManagedBackendHasNoTenantPolicy) {
+  Json single = managedBackend();
+  single["spec"]["connection"]["managed"]["leader"]["multiTenancy"] = false;
+  cluster_.create(res::kvCacheBackends(), single);
+  ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
+  EXPECT_FALSE(cluster_.get(res::configMaps(), "gpustack-system/mooncake-dram-tenant-quota-policy"))
+      << "not seeded";
 }
 
 // A second pass over what the first applied sends nothing to the API server (the caches hold
@@ -465,6 +510,66 @@ TEST_F(BackendControllerTest, AFailedApplyLeavesTheRemainingObjectsUnapplied) {
       << "nothing is applied after the failure";
   EXPECT_FALSE(cluster_.get(res::deployments(), "gpustack-system/mooncake-dram-leader"));
   EXPECT_FALSE(cluster_.get(res::daemonSets(), "gpustack-system/mooncake-dram-member-0"));
+}
+
+// The seed's Troubleshooting row "Member Pod stuck — FailedMount … hostPath type check failed"
+// (issue 27 §2): a member Pod Pending on the tier's missing directory shows only
+// ContainerCreating; the kubelet's FailedMount Event about it (this Pod, by uid) names the Pod,
+// the hostPath and the fix in MembersMounted. An Event about an earlier Pod of that name is not
+// this Pod's.
+TEST_F(BackendControllerTest, AMemberPodWaitingOnAMountIsNamedFromTheKubeletsEvent) {
+  runtime::Store& events = cluster_.cache(res::events(), "gpustack-system");
+  events.addIndex(kEventsByObject, &eventObject);
+  config_.mount_failures = &events;
+  managed_.setSegments({});
+  cluster_.create(res::kvCacheBackends(), managedBackend());
+  ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
+  // On the current template (an older one would be deleted).
+  const std::string hash =
+      cluster_.get(res::daemonSets(), "gpustack-system/mooncake-dram-member-0")
+          ->value(Json::json_pointer(
+                      "/spec/template/metadata/annotations/kvcache.gpustack.ai~1pod-spec-hash"),
+                  std::string());
+  Json pending = Json::parse(R"({
+      "metadata": {"namespace": "gpustack-system", "name": "mooncake-dram-member-0-aaaaa",
+        "labels": {"app.kubernetes.io/name": "kv-cache-backend",
+                   "app.kubernetes.io/instance": "mooncake-dram",
+                   "app.kubernetes.io/component": "member-0"}},
+      "spec": {"nodeName": "real-node-0", "securityContext": {"runAsUser": 65532},
+        "volumes": [{"name": "local-disk",
+                     "hostPath": {"path": "/var/lib/kvcache", "type": "Directory"}}]},
+      "status": {"phase": "Pending", "containerStatuses": [{"name": "member", "ready": false,
+        "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}}]}})");
+  pending["metadata"]["annotations"]["kvcache.gpustack.ai/pod-spec-hash"] = hash;
+  const Json pod = cluster_.create(res::pods(), pending);
+  const auto event = [&](const std::string& name, const std::string& uid, const std::string& note) {
+    cluster_.create(res::events(),
+                    Json{{"metadata", {{"namespace", "gpustack-system"}, {"name", name}}},
+                         {"regarding",
+                          {{"kind", "Pod"},
+                           {"namespace", "gpustack-system"},
+                           {"name", "mooncake-dram-member-0-aaaaa"},
+                           {"uid", uid}}},
+                         {"reason", "FailedMount"},
+                         {"note", note}});
+  };
+  event("earlier", "another-uid", "MountVolume.SetUp failed for volume \"local-disk\" : earlier");
+  ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
+  EXPECT_EQ(condition(backend("mooncake-dram").status, bc::kMembersMounted).reason,
+            bc::kReasonNoSegments)
+      << "an Event about another Pod of that name says nothing of this one";
+
+  event("now", kube::object::uid(pod),
+        "MountVolume.SetUp failed for volume \"local-disk\" : hostPath type check failed: "
+        "/var/lib/kvcache is not a directory");
+  ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
+  const api::KVCacheBackend b = backend("mooncake-dram");
+  const api::Condition& mounted = condition(b.status, bc::kMembersMounted);
+  EXPECT_EQ(mounted.reason, "FailedMount");
+  EXPECT_THAT(mounted.message, ::testing::HasSubstr("Pod mooncake-dram-member-0-aaaaa"));
+  EXPECT_THAT(mounted.message,
+              ::testing::HasSubstr("install -d -o 65532 -g 0 -m 0750 /var/lib/kvcache"));
+  EXPECT_EQ(b.status.phase, "Degraded");
 }
 
 // Contract §3.5: the member DaemonSets are OnDelete, so a member Pod whose pod-spec hash

@@ -60,6 +60,8 @@ struct BackendControllerConfig {
   const runtime::Cache* daemon_sets = nullptr;
   const runtime::Cache* store_pods = nullptr;
   const runtime::Cache* leases = nullptr;  // every Lease of the namespace
+  // The FailedMount Events of the namespace, indexed kEventsByObject (null: none read).
+  const runtime::Cache* mount_failures = nullptr;
   // Caches of the other rendered kinds (Services, ServiceAccounts, Roles, RoleBindings,
   // ConfigMaps, and the two above again), for applying, pruning and the teardown.
   std::vector<runtime::ChildSource> children;

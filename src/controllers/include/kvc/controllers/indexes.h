@@ -31,6 +31,11 @@ runtime::Transform heldPodProjection();
 // The selector of that informer: the injection opt-in label.
 std::string heldPodSelector();
 
+// Event (events.k8s.io) -> the name of the object it is about (regarding.name).
+inline constexpr const char* kEventsByObject = "regarding";
+
+std::vector<std::string> eventObject(const Json& event);
+
 // A Pod that still runs, or may: not Succeeded or Failed.
 bool podActive(const Json& pod);
 

@@ -132,6 +132,12 @@ public:
   explicit OwnedApplier(kube::ClientPtr client) : client_(std::move(client)) {}
 
   OwnedResult apply(const Json& owner, const OwnedSet& set, std::stop_token stop = {}) const;
+  // A child created once and never updated (another controller owns its contents from then
+  // on): created with the owner reference and note when `source` does not hold it; an object
+  // already there (AlreadyExists, whoever made it) is left exactly as it is and reported
+  // unchanged. No request when the cache holds it.
+  OwnedResult seed(const Json& owner, const OwnedChild& child, const ChildSource& source,
+                   std::stop_token stop = {}) const;
 
 private:
   kube::ClientPtr client_;

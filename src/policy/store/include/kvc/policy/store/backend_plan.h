@@ -156,6 +156,10 @@ struct ManagedBackendPlan {
   std::vector<RoleBindingReplacement> replace_role_bindings;
   std::optional<std::vector<RenderedObject>> apply;
   std::vector<StaleMember> stale_members;
+  // The tenant-quota policy's seed (multi-tenancy): `version: 1` with no tenants, created when
+  // absent and never updated, so that a master starting before any pool uses the backend reads a
+  // ConfigMap that exists. Its contents are the pool controller's from then on.
+  std::optional<RenderedObject> tenant_policy_seed;
   // 3.
   std::optional<std::string> render_failed;
   // 4. The baseline to keep (nullopt: leave it as it is), or forget it (the Lease is gone).

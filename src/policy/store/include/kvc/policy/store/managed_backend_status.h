@@ -12,7 +12,8 @@
 //                     LeaderStarting.
 //   MembersMounted    first match wins: PodsUnreadable; a member Pod's fault when no ready
 //                     member is short of a segment (Unschedulable, MemberInitCrashLooping,
-//                     MemberCrashLooping, the waiting reason) — it wins over NoSegments, as the
+//                     MemberCrashLooping, the waiting reason, FailedMount: a Pod Pending on a
+//                     volume its FailedMount Event names) — it wins over NoSegments, as the
 //                     seed's Troubleshooting reads ("NoSegments, or MemberCrashLooping if the
 //                     container exits"); the listing's own problems; NoSegments;
 //                     AmbiguousMemberIdentity; SegmentsShort (ready member Pods with no
@@ -60,6 +61,9 @@ struct MemberPodObservation {
   // Created within kTierSurveyWindowSeconds of the backend: only those Pods' surveys say what the
   // directory held before this backend wrote to it.
   bool in_survey_window = false;
+  // The kubelet's latest FailedMount Event about this Pod ("" when none): a Pod waiting on a
+  // mount shows nothing else (its containers wait in ContainerCreating).
+  std::string mount_failure;
 };
 
 struct MemberGroupObservation {

@@ -32,6 +32,14 @@ struct PodFault {
 
 std::optional<PodFault> podFault(const Json& pod);
 
+// A Pod still Pending because a volume cannot be mounted: `note` is the kubelet's FailedMount
+// Event about it ("" when there is none). Reason FailedMount; the detail names the node, the
+// volume and its hostPath, and — for a hostPath type check (the disk tier's directory missing)
+// — the fix: the directory created on that node for the Pod's user, as the walkthrough's Step 5
+// shows. nullopt when the Pod is past its mounts or no Event names it.
+inline constexpr std::string_view kReasonFailedMount = "FailedMount";
+std::optional<PodFault> mountFault(const Json& pod, std::string_view note);
+
 // "Pod <name>: <detail>".
 std::string describePodFault(const PodFault& fault);
 
