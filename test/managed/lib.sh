@@ -142,6 +142,31 @@ spec:
 YAML
 }
 
+# tier_backend NAME NODE DIR [CLEAN] [LEADER-YAML]: a backend whose one member group runs on NODE
+# (kubernetes.io/hostname) with a local disk tier at DIR (1Gi, cleanAfterDelete CLEAN, default
+# false) and 256Mi of DRAM: both real nodes share this machine's filesystem, so each tier backend
+# selects one node and its own directory.
+tier_backend() {
+  kubectl apply -f - <<YAML
+apiVersion: worker.gpustack.ai/v1
+kind: KVCacheBackend
+metadata: {name: $1}
+spec:
+  type: Mooncake
+  connection:
+    managed:
+      leader: ${5:-{\}}
+      members:
+        - nodeSelector: {kubernetes.io/hostname: $2}
+          medium: DRAM
+          capacityPerMember: 256Mi
+          localDisks:
+            - path: $3
+              capacity: 1Gi
+              cleanAfterDelete: ${4:-false}
+YAML
+}
+
 # admit_namespace BACKEND NAMESPACE: a NetworkPolicy <b>-admit-<ns> in gpustack-system letting
 # every Pod of NAMESPACE reach every port of the backend's Pods: what an administrator adds for a
 # store client the webhook did not inject (docs/security.md). The operator never prunes it (it

@@ -18,22 +18,7 @@ chmod 0755 "$base"
 dir=$base/tier
 trap 'delete_backend $b; rm -rf "$base"; kvc_cleanup' EXIT
 
-kvc_assert_ok "backend $b on $node, its tier at $dir, which does not exist" kubectl apply -f - <<YAML
-apiVersion: worker.gpustack.ai/v1
-kind: KVCacheBackend
-metadata: {name: $b}
-spec:
-  type: Mooncake
-  connection:
-    managed:
-      leader: {}
-      members:
-        - nodeSelector: {kubernetes.io/hostname: $node}
-          medium: DRAM
-          capacityPerMember: 256Mi
-          localDisks:
-            - {path: $dir, capacity: 1Gi}
-YAML
+kvc_assert_ok "backend $b on $node, its tier at $dir, which does not exist" tier_backend $b "$node" "$dir"
 member=""
 member_pod() { member=$(store_pods $b member-0 | head -1); [ -n "$member" ]; }
 kvc_wait_for 120 "its member Pod exists" member_pod

@@ -27,34 +27,12 @@ cleanup_step_5() {
 }
 trap 'cleanup_step_5; kvc_cleanup' EXIT
 
-# backend NAME DIR CLEAN [LEADER]: a backend on $node with its tier at DIR.
-backend() {
-  kubectl apply -f - <<YAML
-apiVersion: worker.gpustack.ai/v1
-kind: KVCacheBackend
-metadata: {name: $1}
-spec:
-  type: Mooncake
-  connection:
-    managed:
-      leader: ${4:-{\}}
-      members:
-        - nodeSelector: {kubernetes.io/hostname: $node}
-          medium: DRAM
-          capacityPerMember: 256Mi
-          localDisks:
-            - path: $2
-              capacity: 1Gi
-              cleanAfterDelete: $3
-YAML
-}
-
 # 1. An empty directory for the image's user.
 install -d -o 65532 -g 0 -m 0750 "$base/empty"
 # Single-tenant, so that the client below writes without a pool and a Binding, and the backend's
 # deletion is not held by a reuse domain that still holds objects (TENANT_NOT_EMPTY).
 kvc_assert_ok "tier-empty is created on $node with its tier at $base/empty (multiTenancy: false)" \
-  backend tier-empty "$base/empty" true '{multiTenancy: false}'
+  tier_backend tier-empty "$node" "$base/empty" true '{multiTenancy: false}'
 
 kvc_wait_for 240 "tier-empty is Ready" kvcb_phase_is tier-empty Ready
 kvc_wait_for 120 "TierWasEmpty=True/Empty" kvcb_condition_is tier-empty TierWasEmpty True/Empty
@@ -117,7 +95,7 @@ kvc_wait_for 60 "nothing of tier-empty is left in gpustack-system (the cleanup P
 # 2. A directory that already holds files.
 install -d -o 65532 -g 0 -m 0750 "$base/full"
 for i in 1 2 3; do install -o 65532 -g 0 -m 0640 /dev/null "$base/full/old-bucket-$i"; done
-kvc_assert_ok "tier-full is created with its tier at $base/full (3 files in it)" backend tier-full "$base/full" false
+kvc_assert_ok "tier-full is created with its tier at $base/full (3 files in it)" tier_backend tier-full "$node" "$base/full" false
 kvc_wait_for 240 "TierWasEmpty=False/PreexistingContent" kvcb_condition_is tier-full TierWasEmpty False/PreexistingContent
 kvc_assert_contains "the condition names the node and the count" "$node: 3" \
   "$(kvcb_field tier-full '{.status.conditions[?(@.type=="TierWasEmpty")].message}')"
@@ -136,7 +114,7 @@ kvc_assert_eq "without cleanAfterDelete the deletion leaves the files" "3" \
 
 # 3. A directory the image's user cannot write.
 install -d -o 0 -g 0 -m 0700 "$base/locked"
-kvc_assert_ok "tier-locked is created with its tier at $base/locked (root, 0700)" backend tier-locked "$base/locked" false
+kvc_assert_ok "tier-locked is created with its tier at $base/locked (root, 0700)" tier_backend tier-locked "$node" "$base/locked" false
 kvc_wait_for 240 "MembersMounted=False/MemberCrashLooping (the seed's Troubleshooting row)" \
   kvcb_condition_is tier-locked MembersMounted False/MemberCrashLooping
 kvc_assert_contains "the condition quotes the member's error" "no write permission" \
