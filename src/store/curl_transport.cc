@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -119,6 +120,20 @@ public:
     }
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
 
+    // The last thing before the request leaves: past its not-after instant it is not sent, and
+    // before it, curl's deadline (counted from here) ends there.
+    if (request.not_after) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          *request.not_after - std::chrono::steady_clock::now());
+      if (left <= std::chrono::milliseconds::zero()) {
+        return StoreError(StoreErrorKind::Fenced,
+                          what +
+                              ": not sent: its fence passed before it could leave (the "
+                              "process was held between the fence's check and the send)");
+      }
+      curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+                       std::min(timeout_ms, static_cast<long>(left.count())));
+    }
     const CURLcode rc = curl_easy_perform(h);
     if (sink.overflow) {
       return StoreError(StoreErrorKind::BodyTooLarge, what + ": response body larger than " +

@@ -35,6 +35,9 @@ public:
     HttpRequest cut = request;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
     cut.timeout = std::max(std::chrono::milliseconds(1), std::min(request.timeout, left));
+    // Checked again by the transport right before the request leaves: a pause between here and
+    // there (the process stopped, its Lease taken meanwhile) must not end in a stale write.
+    cut.not_after = std::chrono::steady_clock::now() + (until - now);
     return inner_->send(cut);
   }
 

@@ -44,6 +44,12 @@ TEST_F(Fenced, AWriteBeforeTheFenceIsSentWithItsDeadlineCutToTheFence) {
   ASSERT_TRUE(fenced->send(request("PUT")).ok());
   ASSERT_EQ(inner->requests.size(), 1u);
   EXPECT_EQ(inner->requests[0].timeout, milliseconds(1800));
+  // The transport checks the fence again as the request leaves (a pause in between must not
+  // end in a stale write): its not-after instant is the fence, on the real steady clock.
+  ASSERT_TRUE(inner->requests[0].not_after.has_value());
+  const auto to_fence = *inner->requests[0].not_after - std::chrono::steady_clock::now();
+  EXPECT_GT(to_fence, milliseconds(1000));
+  EXPECT_LE(to_fence, milliseconds(1800));
   until = clock.now() + seconds(30);
   ASSERT_TRUE(fenced->send(request("DELETE")).ok());
   EXPECT_EQ(inner->requests[1].timeout, seconds(5));  // its own deadline came first

@@ -165,6 +165,26 @@ TEST(HttpTransportTest, ReadsStatusBodyAndContentType) {
   EXPECT_EQ(server.lastRequest().rfind("GET /health HTTP/1.1\r\n", 0), 0u);
 }
 
+// A write fence's not-after instant is checked as the last thing before the request leaves: a
+// request whose instant has passed (its process held between the fence's check and the send) is
+// not sent at all; one before it is sent.
+TEST(HttpTransportTest, ARequestPastItsNotAfterInstantIsNotSent) {
+  LoopbackServer server([](const std::string&) { return answer(200, "{}"); });
+  HttpRequest late = get(server.url("/api/v1/tenant_quotas/team-a"));
+  late.method = "PUT";
+  late.not_after = std::chrono::steady_clock::now() - std::chrono::milliseconds(1);
+  auto refused = newCurlTransport()->send(late);
+  ASSERT_TRUE(refused.is(StoreErrorKind::Fenced))
+      << (refused.ok() ? "sent" : refused.error().message());
+  EXPECT_NE(refused.error().message().find("not sent"), std::string::npos);
+  EXPECT_EQ(server.requests(), 0) << "nothing reached the server";
+
+  HttpRequest timely = late;
+  timely.not_after = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  ASSERT_TRUE(newCurlTransport()->send(timely).ok());
+  EXPECT_EQ(server.requests(), 1);
+}
+
 TEST(HttpTransportTest, RedirectsAreNotFollowed) {
   LoopbackServer server([](const std::string&) {
     return answer(302, "moved", "Location: http://127.0.0.1:1/elsewhere\r\n");

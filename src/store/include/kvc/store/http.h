@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kvc/store/error.h"
@@ -35,6 +36,10 @@ struct HttpRequest {
   std::string body;            // sent when non-empty
   std::string content_type;    // of `body`
   std::chrono::milliseconds timeout = kDefaultRequestTimeout;
+  // Not sent after this instant (the write fence, fenced_transport.h): the transport checks it,
+  // and cuts its deadline to it, as the last thing before the request leaves — so a process
+  // paused between the fence's check and the send does not send it when it resumes.
+  std::optional<std::chrono::steady_clock::time_point> not_after;
   std::size_t max_body_bytes = kDefaultMaxBodyBytes;
   // https:// URLs: the server's certificate is verified against tls->ca_pem, for the URL's host,
   // and tls's certificate is presented. nullptr: plain http:// only.
