@@ -3,10 +3,18 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
 KVC_SYSTEM_NAMESPACE=gpustack-system
 
-# kvcb_condition BACKEND TYPE: "Status/Reason" of the condition, or "" while it is absent.
-kvcb_condition() {
-  kubectl get kvcb "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].status}/{.status.conditions[?(@.type==\"$2\")].reason}" 2>/dev/null | sed 's|^/$||'
+# object_condition KIND NAME TYPE [NAMESPACE]: "Status/Reason" of any object's condition, or ""
+# while it is absent; object_condition_is KIND NAME TYPE STATUS/REASON [NAMESPACE].
+object_condition() {
+  kubectl ${4:+-n "$4"} get "$1" "$2" -o jsonpath="{.status.conditions[?(@.type==\"$3\")].status}/{.status.conditions[?(@.type==\"$3\")].reason}" 2>/dev/null | sed 's|^/$||'
 }
+object_condition_is() { [ "$(object_condition "$1" "$2" "$3" "${5:-}")" = "$4" ]; }
+# object_message KIND NAME TYPE [NAMESPACE]: the condition's message.
+object_message() {
+  kubectl ${4:+-n "$4"} get "$1" "$2" -o jsonpath="{.status.conditions[?(@.type==\"$3\")].message}" 2>/dev/null
+}
+# kvcb_condition BACKEND TYPE: "Status/Reason" of the backend's condition, or "" while absent.
+kvcb_condition() { object_condition kvcb "$1" "$2"; }
 # kvcb_condition_is BACKEND TYPE STATUS/REASON (for kvc_wait_for)
 kvcb_condition_is() { [ "$(kvcb_condition "$1" "$2")" = "$3" ]; }
 # kvcb_field BACKEND JSONPATH
