@@ -130,10 +130,11 @@ delete_walkthrough() {
   delete_backend mooncake-dram
 }
 
-# managed_backend NAME CAPACITY-PER-MEMBER [LEADER-YAML]: applies Step 1's manifest scaled to
-# this machine (one DRAM group on the real nodes), with this leader block (default {}).
+# managed_backend NAME CAPACITY-PER-MEMBER [LEADER-YAML] [SELECTOR-YAML]: applies Step 1's
+# manifest scaled to this machine (one DRAM group, on the real nodes unless SELECTOR says
+# otherwise), with this leader block (default {}).
 managed_backend() {
-  local leader=${3:-'{}'}
+  local leader=${3:-'{}'} selector=${4:-'{type: real}'}
   kubectl apply -f - <<YAML
 apiVersion: worker.gpustack.ai/v1
 kind: KVCacheBackend
@@ -144,7 +145,7 @@ spec:
     managed:
       leader: $leader
       members:
-        - nodeSelector: {type: real}
+        - nodeSelector: $selector
           medium: DRAM
           capacityPerMember: $2
 YAML

@@ -23,20 +23,8 @@ cleanup_nothing_mounted() {
 }
 trap 'cleanup_nothing_mounted; kvc_cleanup' EXIT
 
-kvc_assert_ok "backend $b, its members selecting $label=yes (no node has it)" kubectl apply -f - <<YAML
-apiVersion: worker.gpustack.ai/v1
-kind: KVCacheBackend
-metadata: {name: $b}
-spec:
-  type: Mooncake
-  connection:
-    managed:
-      leader: {}
-      members:
-        - nodeSelector: {$label: "yes"}
-          medium: DRAM
-          capacityPerMember: 256Mi
-YAML
+kvc_assert_ok "backend $b, its members selecting $label=yes (no node has it)" \
+  managed_backend $b 256Mi '{}' "{$label: \"yes\"}"
 kvc_wait_for 240 "its master serves (LeaderAvailable=True)" kvcb_condition_is $b LeaderAvailable True/Serving
 kvc_wait_for 60 "MembersMounted=False/NoSegments" kvcb_condition_is $b MembersMounted False/NoSegments
 kvc_assert_contains "saying no member Pod runs" "0 member Pods running" "$(object_message kvcb $b MembersMounted)"
