@@ -5,12 +5,16 @@
 #   coredns   cluster DNS (the binary test/cluster/build.sh builds from its Go module)
 #   operator  kvcache on Debian's runtime libraries (operator/packages.txt), uid 65532
 #   store     the pinned Mooncake wheel's venv at /opt/mooncake + kvcache, uid 65532
+#   upstream  a stand-in for a published upstream store image (kvcacheai/mooncake): the same venv
+#             and packages, none of our binaries (issue 27 §3's test; never installed)
+#   noshell   a store image variant without a shell: kvcache on the operator's packages, tagged in
+#             the store's repository (the Troubleshooting row MemberInitCrashLooping; never installed)
 # How: a Debian root filesystem from Debian's packages (mmdebstrap, extract variant, cached by its
 # package list), our files added as layers of an OCI layout (umoci), converted to an archive that
 # containerd imports (skopeo). Each archive is cached by the hash of everything it is made of and
 # rebuilt only when one of those inputs changes.
 #
-# usage: images/build.sh [--kvcache BIN] [--check] [pause|coredns|operator|store ...]
+# usage: images/build.sh [--kvcache BIN] [--check] [pause|coredns|operator|store|upstream|noshell ...]
 #   --kvcache BIN  the kvcache binary to pack (default: $KVC_BUILD_DIR/src/cmd/kvcache,
 #                  KVC_BUILD_DIR defaulting to ./build); it is stripped on the way in
 #   --check        exit 0 if every requested image is built for today's inputs, 1 otherwise
@@ -38,7 +42,7 @@ while [ $# -gt 0 ]; do
     --kvcache) shift; KVCACHE=${1:?--kvcache needs a path} ;;
     --kvcache=*) KVCACHE=${1#--kvcache=} ;;
     --check) CHECK=1 ;;
-    pause|coredns|operator|store) WANT+=("$1") ;;
+    pause|coredns|operator|store|upstream|noshell) WANT+=("$1") ;;
     -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -63,9 +67,11 @@ key_of() {
     case $name in
       pause) cat "$HERE/pause/pause.c" ;;
       coredns) sha256sum <"$KVC_COREDNS_BIN/coredns" ;;
-      operator) packages "$HERE/operator/packages.txt"; sha256sum <"$KVCACHE" ;;
+      operator|noshell) packages "$HERE/operator/packages.txt"; sha256sum <"$KVCACHE" ;;
       store) packages "$HERE/operator/packages.txt" "$HERE/store/packages.txt"; sha256sum <"$KVCACHE"
-             cat "$KVC_MOONCAKE_DIR/.stamp" ;;
+             sed -n '/^add_venv()/,/^}/p' "$0"; cat "$KVC_MOONCAKE_DIR/.stamp" ;;
+      upstream) packages "$HERE/operator/packages.txt" "$HERE/store/packages.txt"
+                sed -n '/^add_venv()/,/^}/p' "$0"; cat "$KVC_MOONCAKE_DIR/.stamp" ;;
     esac
   } | sha
 }
@@ -74,13 +80,14 @@ ref_of() {
   case $1 in
     pause) echo "$KVC_PAUSE_IMAGE" ;; coredns) echo "$KVC_COREDNS_IMAGE" ;;
     operator) echo "$KVC_OPERATOR_IMAGE" ;; store) echo "$KVC_STORE_IMAGE" ;;
+    upstream) echo "$KVC_UPSTREAM_STORE_IMAGE" ;; noshell) echo "$KVC_NOSHELL_STORE_IMAGE" ;;
   esac
 }
 
 base_packages() {
   case $1 in
-    operator) packages "$HERE/operator/packages.txt" ;;
-    store) packages "$HERE/operator/packages.txt" "$HERE/store/packages.txt" ;;
+    operator|noshell) packages "$HERE/operator/packages.txt" ;;
+    store|upstream) packages "$HERE/operator/packages.txt" "$HERE/store/packages.txt" ;;
   esac
 }
 
@@ -147,10 +154,9 @@ add_operator() {
 
 # The venv test/store/install.sh made from the pinned PyPI wheel, relocated to /opt/mooncake:
 # pip and setuptools dropped (nothing installs at run time), shebangs and pyvenv.cfg rewritten.
-add_store() {
+add_venv() {
   local L=$1 S=$2 V=$KVC_MOONCAKE_VENV f
   [ -x "$V/bin/mooncake_master" ] || die "the Mooncake venv is missing ($V; run test/store/install.sh)"
-  strip -o "$S/kvcache" "$KVCACHE"
   mkdir -p "$S/opt"
   tar -C "$(dirname "$V")" --exclude='__pycache__' --exclude='site-packages/pip' \
     --exclude='site-packages/pip-*' --exclude='site-packages/setuptools*' \
@@ -164,10 +170,27 @@ add_store() {
     [ -L "$f" ] || sed -i "1s|^#!$V/bin/|#!/opt/mooncake/bin/|" "$f"
   done
   umoci insert --image "$L:img" "$S/opt/mooncake" /opt/mooncake >&2
-  umoci insert --image "$L:img" "$S/kvcache" /usr/local/bin/kvcache >&2
   umoci config --image "$L:img" --config.user=65532:65532 \
     --config.env=PATH=/opt/mooncake/bin:/usr/local/bin:/usr/bin:/bin \
     --config.exposedports=50051/tcp --config.exposedports=9003/tcp >&2
+}
+
+add_store() {
+  local L=$1 S=$2
+  add_venv "$L" "$S"
+  strip -o "$S/kvcache" "$KVCACHE"
+  umoci insert --image "$L:img" "$S/kvcache" /usr/local/bin/kvcache >&2
+}
+
+# Mooncake's processes and nothing of ours, as a published image has them.
+add_upstream() { add_venv "$1" "$2"; }
+
+# kvcache and no shell (the operator's packages have none), as a store image built without one.
+add_noshell() {
+  local L=$1 S=$2
+  strip -o "$S/kvcache" "$KVCACHE"
+  umoci insert --image "$L:img" "$S/kvcache" /usr/local/bin/kvcache >&2
+  umoci config --image "$L:img" --config.user=65532:65532 >&2
 }
 
 # The binary's libraries all come from the image's package list (else it would not start there).
@@ -197,7 +220,7 @@ build_image() {
   elif [ $CHECK = 1 ]; then
     log "$name: NOT built for today's inputs"; return 1
   else
-    case $name in operator|store) check_links "$name" ;; esac
+    case $name in operator|store|noshell) check_links "$name" ;; esac
     L=$(base_layout "$name")
     W=$(mktemp -d "$IMAGES_DIR/tmp.$name.XXXXXX")
     cp -a "$L" "$W/layout"; mkdir "$W/stage"
@@ -221,7 +244,7 @@ build_image() {
 
 if [ $CHECK = 0 ]; then
   need mmdebstrap mmdebstrap; need umoci umoci; need skopeo skopeo; need strip binutils
-  case " ${WANT[*]} " in *" operator "*|*" store "*)
+  case " ${WANT[*]} " in *" operator "*|*" store "*|*" noshell "*)
     [ -x "$KVCACHE" ] || die "no kvcache binary at $KVCACHE (build it, or pass --kvcache)" ;;
   esac
   mkdir -p "$IMAGES_DIR"

@@ -311,7 +311,9 @@ std::unique_ptr<store::AdminClient> PoolReconciler::observeLedger(
     reading.scrape_error = "not attempted: " + *silence;
     return nullptr;
   }
-  auto client = config_.stores(storeTarget(*seen.backend, backend.admin_address));
+  const std::string settings_image = config_.settings ? config_.settings().kv_cache_backend_image
+                                                      : std::string(api::kDefaultBackendImage);
+  auto client = config_.stores(storeTarget(*seen.backend, backend.admin_address, settings_image));
   if (!client.ok()) {
     reading.ledger = policy::LedgerState::Unreachable;
     reading.ledger_error = client.status().message();

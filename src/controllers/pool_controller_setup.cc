@@ -8,6 +8,7 @@
 #include "kvc/controllers/pool_controller.h"
 #include "kvc/kube/object.h"
 #include "kvc/policy/store/pod_faults.h"
+#include "kvc/runtime/settings_cache.h"
 
 namespace kvc::controllers {
 namespace {
@@ -51,6 +52,7 @@ Status PoolReconciler::setupWithManager(runtime::Manager& manager, const Control
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr pods, informers.heldPods());
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr config_maps, informers.tenantPolicies());
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr model_deployments, informers.modelDeployments());
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr settings, informers.settings());
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr store_pods,
                        informers.storeObjects(kube::resources::pods()));
 
@@ -63,6 +65,9 @@ Status PoolReconciler::setupWithManager(runtime::Manager& manager, const Control
   config.config_maps = &config_maps->cache();
   config.model_deployments = &model_deployments->cache();
   config.stores = setup.stores ? setup.stores : httpAdminClients();
+  std::shared_ptr<const runtime::SettingsCache> settings_cache =
+      setup.settings ? setup.settings : std::make_shared<runtime::SettingsCache>(settings->cache());
+  config.settings = [settings_cache] { return settings_cache->current(); };
   config.leading_until = setup.leading_until;
   config.operator_namespace = setup.operator_namespace;
   config.metrics = &manager.metrics();

@@ -1,10 +1,17 @@
 #include "kvc/controllers/store_access.h"
 
+#include "kvc/policy/store/store_workload.h"
+
 namespace kvc::controllers {
 
-StoreTarget storeTarget(const api::KVCacheBackend& backend, std::string admin_address) {
-  StoreTarget target{std::move(admin_address), ""};
-  if (!backend.spec.managed) {
+StoreTarget storeTarget(const api::KVCacheBackend& backend, std::string admin_address,
+                        const std::string& settings_image) {
+  StoreTarget target{std::move(admin_address), "", false};
+  if (backend.spec.managed) {
+    policy::StoreInputs inputs;
+    inputs.settings_image = settings_image;
+    target.plaintext = !policy::leaderLaunched(backend, inputs);
+  } else {
     auto named = backend.metadata.annotations.find(std::string(api::kAdminTlsSecretAnnotation));
     if (named != backend.metadata.annotations.end()) {
       target.tls_secret = named->second;
@@ -24,13 +31,15 @@ AdminClientFactory httpAdminClients(std::shared_ptr<StoreCredentialKeeper> crede
              const StoreTarget& target) -> Result<std::unique_ptr<store::AdminClient>> {
     const std::string& address = target.admin_address;
     store::AdminClientOptions options;
-    if (!target.tls_secret.empty()) {
+    // A published image's master (target.plaintext) is reached without TLS.
+    if (!target.plaintext && !target.tls_secret.empty()) {
       if (credentials == nullptr) {
         return Status(StatusCode::FailedPrecondition,
                       "no Secret can be read for " + std::string(api::kAdminTlsSecretAnnotation));
       }
       KVC_ASSIGN_OR_RETURN(options.tls, credentials->namedCredentials(target.tls_secret));
-    } else if (credentials != nullptr && isManagedAdminAddress(address, store_namespace)) {
+    } else if (!target.plaintext && credentials != nullptr &&
+               isManagedAdminAddress(address, store_namespace)) {
       KVC_ASSIGN_OR_RETURN(options.tls, credentials->operatorCredentials());
     }
     KVC_ASSIGN_OR_RETURN(std::unique_ptr<store::HttpAdminClient> client,

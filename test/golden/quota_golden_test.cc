@@ -116,11 +116,13 @@
 //                          facts.teardown policy::teardownStatus)
 //   backend:  a whole managed KVCacheBackend, previous status included
 //   facts:    {consumers, droppedStale, namespace (default gpustack-system), imageError,
-//              leaderDeployment, leaderPods: [Pod], podsUnreadable: error,
-//              groups: [{daemonSet, pods: [{pod, inSurveyWindow, mountFailure}]}],
-//              (mountFailure: the note of the kubelet's FailedMount Event about the Pod)
-//              lease: {state: Absent|Read|Unreadable (default Absent), holder, transitions, error},
-//              teardown: where a teardown stands}   (Kubernetes objects as JSON, only what is read)
+//              publishedLeaderImage (the leader's image when not this project's build),
+//              settingsImage (default: the Setting's default), leaderDeployment, leaderPods: [Pod],
+//              podsUnreadable: error, groups: [{daemonSet, pods: [{pod, inSurveyWindow,
+//              mountFailure}]}], (mountFailure: the note of the kubelet's FailedMount Event about
+//              the Pod) lease: {state: Absent|Read|Unreadable (default Absent), holder,
+//              transitions, error}, teardown: where a teardown stands}   (Kubernetes objects as
+//              JSON, only what is read)
 //   reading:  as backend-status; adminAddress defaults to the managed Admin endpoint
 //   golden:   {"status": backendStatusToJson(...), "tierNotEmptyEvent": message or null}, or the
 //             teardown status alone
@@ -650,12 +652,15 @@ std::string managedBackendStatusCase(const Json& in) {
   const api::KVCacheBackend& backend = facts.backend.backend;
   const Json f = mapping(in, "", "facts");
   onlyKeys(f, "facts",
-           {"consumers", "droppedStale", "namespace", "imageError", "leaderDeployment",
-            "leaderPods", "podsUnreadable", "groups", "lease", "teardown"});
+           {"consumers", "droppedStale", "namespace", "imageError", "publishedLeaderImage",
+            "settingsImage", "leaderDeployment", "leaderPods", "podsUnreadable", "groups", "lease",
+            "teardown"});
   facts.backend.consumers = texts(f, "facts", "consumers");
   facts.backend.dropped_stale = flag(f, "facts", "droppedStale");
   facts.namespace_name = text(f, "facts", "namespace", "gpustack-system");
   facts.image_error = optionalText(f, "facts", "imageError");
+  facts.published_leader_image = optionalText(f, "facts", "publishedLeaderImage");
+  facts.settings_image = text(f, "facts", "settingsImage", std::string(api::kDefaultBackendImage));
   storeFacts(f, "facts", facts);
   const Json reading_in = mapping(in, "", "reading");
   BackendReading reading = backendReading(reading_in, backend);

@@ -262,6 +262,76 @@ pod_injected() {
   kubectl -n "$1" get pod "$2" -o jsonpath='{.metadata.annotations.kvcache\.gpustack\.ai/client-config}' 2>/dev/null | grep -q tenant_id
 }
 
+# INJECTED_STORE_SETUP: the Python lines that open the store exactly as the webhook configured the
+# Pod (the vLLM file vehicle: MOONCAKE_CONFIG_PATH; POD_IP from the downward API), leaving `config`,
+# `store` and `rc` (setup's return code) to the lines a test appends. json_string TEXT: TEXT as one
+# JSON (and so YAML) string, to put a script into a manifest's args.
+INJECTED_STORE_SETUP='import json, os, sys, time
+from mooncake.store import MooncakeDistributedStore
+config = json.load(open(os.environ["MOONCAKE_CONFIG_PATH"]))
+store = MooncakeDistributedStore()
+rc = store.setup(local_hostname=os.environ["POD_IP"], metadata_server=config["metadata_server"],
+                 global_segment_size=config["global_segment_size"],
+                 local_buffer_size=config["local_buffer_size"], protocol=config["protocol"],
+                 rdma_devices=config["device_name"],
+                 master_server_addr=config["master_server_address"],
+                 tenant_id=config["tenant_id"])'
+json_string() { jq -Rs . <<<"$1"; }
+
+# injected_store_pod NAMESPACE NAME BINDING IMAGE SCRIPT: a Pod on a real node, opted in with
+# BINDING (the webhook writes its configuration; it declares that its launcher forwards arguments,
+# as python3 -c ignores the engine flags appended to it), running the Python lines SCRIPT after
+# INJECTED_STORE_SETUP in IMAGE (one with the store's Python client), never restarted.
+injected_store_pod() {
+  kubectl -n "$1" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $2
+  labels: {kvcache.gpustack.ai/inject: "true"}
+  annotations:
+    kvcache.gpustack.ai/binding: $3
+    kvcache.gpustack.ai/engine: vLLM
+    kvcache.gpustack.ai/launch-args-forwarded: "true"
+spec:
+  restartPolicy: Never
+  nodeSelector: {type: real}
+  containers:
+  - name: $2
+    image: $4
+    imagePullPolicy: Never
+    env:
+    - {name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}
+    command: [python3, -c]
+    args: [$(json_string "$INJECTED_STORE_SETUP
+$5")]
+YAML
+}
+
+# managed_pool NAME BACKEND TOTAL: a KVCachePool NAME drawing on BACKEND, quota.total TOTAL.
+managed_pool() {
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: worker.gpustack.ai/v1
+kind: KVCachePool
+metadata: {name: $1}
+spec:
+  backends: [$2]
+  quota: {total: $3}
+YAML
+}
+
+# fixture_image NAME: images/build.sh's test-only image NAME (upstream, noshell) built (cached by
+# content) and imported into the real nodes; prints its pinned reference.
+fixture_image() {
+  local root lines var archive
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  lines=$("$root/images/build.sh" "$1") || return 1
+  var=KVC_IMAGE_${1^^}
+  archive=$(sed -n "s/^${var}_ARCHIVE=//p" <<<"$lines")
+  "$root/test/cluster/cluster.sh" load "$KVC_CLUSTER_DIR" "$archive" >&2 || return 1
+  sed -n "s/^${var}_PINNED=//p" <<<"$lines"
+}
+
 # labelled_vllm_pod NAME BINDING [NAMESPACE]: a vLLM Pod in NAMESPACE (default team-a) opted into
 # injection with BINDING (the webhook writes its client configuration; kwok runs it on a fake GPU
 # node).

@@ -37,7 +37,7 @@ policy::ExternalBackendObservation ExternalBackend::observe(
   seen.reading.admin_address =
       api::endpointAddress(backend.spec.external_endpoints, api::kEndpointAdmin);
   if (!seen.reading.admin_address.empty()) {
-    const StoreTarget target = storeTarget(backend, seen.reading.admin_address);
+    const StoreTarget target = storeTarget(backend, seen.reading.admin_address, "");
     auto client = config_.stores(target);
     if (client.ok()) {
       seen.reading = readBackend(**client);

@@ -15,6 +15,7 @@
 #include "kvc/common/quantity.h"
 #include "kvc/policy/admission/kube_syntax.h"
 #include "kvc/policy/base/text.h"
+#include "kvc/policy/store/store_image.h"
 #include "kvc/policy/store/store_workload.h"
 
 namespace kvc::policy {
@@ -334,6 +335,9 @@ public:
       leader();
       members();
       scaleIn();
+      if (verdict_.errors.empty()) {
+        publishedImages();  // a refused request is told what to fix, nothing more
+      }
     }
     if (backend_.spec.external) {
       endpoints();
@@ -393,6 +397,41 @@ private:
                  std::string(api::kOperatorNamespace) + "/" + std::string(api::kSettingsConfigMap) +
                  " is empty, so the leader (and every group without its own image) would have "
                  "none; set spec.image, or set the Setting");
+    }
+  }
+
+  // A published upstream store image (store_image.h) is warned of, not refused: it serves at one
+  // leader replica. Said when the image, the replicas or the election change.
+  void publishedImages() {
+    if (settings_image_.empty()) {
+      return;
+    }
+    const std::string setting =
+        "the Setting " + std::string(api::kSettingBackendImage) + ", " + settings_image_;
+    const api::LeaderSpec& leader = backend_.spec.leader;
+    if (backend_.spec.image && !projectStoreImage(*backend_.spec.image, settings_image_) &&
+        (changed("/image") || changed(std::string(kLeaderAt) + "/replicas") || electionChanged())) {
+      std::string warning =
+          "spec.image " + *backend_.spec.image +
+          " is not this project's store build (its repository is not that of " + setting +
+          "): the leader runs mooncake_master itself, with no election and no TLS on the "
+          "master's admin port (the store's NetworkPolicy still admits only the operator to it)";
+      if (electing(backend_) && leader.replicas > 1) {
+        warning += ", and leader.replicas " + std::to_string(leader.replicas) +
+                   " runs one replica: only this project's build can elect a leader (Step 4)";
+      }
+      verdict_.warnings.push_back(warning +
+                                  ". Remove spec.image to run the Setting's build instead");
+    }
+    for (std::size_t i = 0; i < backend_.spec.members.size(); ++i) {
+      const std::optional<std::string>& own = backend_.spec.members[i].image;
+      if (own && !projectStoreImage(*own, settings_image_) && groupChanged(i, "image")) {
+        verdict_.warnings.push_back(
+            indexed(kMembers, i) + ".image " + *own + " is not this project's store build " +
+            "(its repository is not that of " + setting +
+            "): its members run mc_store_rest_server themselves, given the leader Service's " +
+            "address, and a local disk tier's survey runs from the Setting's image");
+      }
     }
   }
 

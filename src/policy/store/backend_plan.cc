@@ -197,6 +197,10 @@ ManagedStatusPlan managedStatusFor(const ManagedBackendObservation& seen,
   // usedBy as the pool controller last wrote it, minus the pools definitely gone.
   facts.backend = backendConsumers(current, seen.gone);
   facts.image_error = imageError(seen);
+  facts.settings_image = seen.inputs.settings_image;
+  if (!leaderLaunched(seen.backend, seen.inputs)) {
+    facts.published_leader_image = storeImage(seen.backend, std::nullopt, seen.inputs).value();
+  }
   out.status = managedBackendStatus(facts, seen.reading, current.metadata.generation, seen.now);
   out.tier_not_empty = tierNotEmptyEvent(current.status, out.status);
   return out;

@@ -55,8 +55,9 @@ std::string hostOf(std::string_view endpoint) {
   return std::string(endpoint);
 }
 
-std::int64_t desiredLeaderReplicas(const api::KVCacheBackend& backend) {
-  return electing(backend) ? backend.spec.leader.replicas : 1;
+std::int64_t desiredLeaderReplicas(const ManagedBackendFacts& facts) {
+  const api::KVCacheBackend& backend = facts.backend.backend;
+  return electing(backend) && !facts.published_leader_image ? backend.spec.leader.replicas : 1;
 }
 
 Condition leaderAvailable(const ManagedBackendFacts& facts, const BackendReading& reading) {
@@ -250,6 +251,17 @@ std::optional<Condition> electionObserved(const ManagedBackendFacts& facts) {
     return std::nullopt;
   }
   const std::string lease = facts.namespace_name + "/" + leaderName(backend.metadata.name);
+  if (facts.published_leader_image) {
+    return makeCondition(
+        bc::kElectionObserved, api::kConditionFalse, bc::kReasonNoHolder,
+        "no election runs: the image " + *facts.published_leader_image +
+            " is not this project's store build (the Setting kv-cache-backend-image names " +
+            (facts.settings_image.empty() ? std::string("none") : facts.settings_image) +
+            "), so its leader runs mooncake_master alone at one replica and Lease " + lease +
+            " is never held. To elect (leader.replicas above 1), remove spec.image so that the "
+            "Setting kv-cache-backend-image supplies this project's build, or name a tag of its "
+            "repository");
+  }
   if (facts.lease.state == LeaseObservation::State::Unreadable) {
     return makeCondition(
         bc::kElectionObserved, api::kConditionUnknown, bc::kReasonLeaseUnreadable,
@@ -284,7 +296,7 @@ std::optional<Condition> rolloutComplete(const ManagedBackendFacts& facts) {
                          "the Deployment controller has not observed generation " +
                              std::to_string(generation) + " yet");
   }
-  const std::int64_t desired = desiredLeaderReplicas(facts.backend.backend);
+  const std::int64_t desired = desiredLeaderReplicas(facts);
   const std::int64_t wanted =
       deployment.value(Json::json_pointer("/spec/replicas"), std::int64_t{1});
   const std::int64_t updated = integerAt(deployment, "/status/updatedReplicas");

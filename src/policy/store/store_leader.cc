@@ -55,13 +55,18 @@ Json seedPolicyContainer(const std::string& image, const std::string& pull_polic
 
 }  // namespace
 
-std::vector<std::string> masterArguments(const api::KVCacheBackend& backend) {
-  // The admin listener on the Pod's loopback only: the launcher serves the admin port (9003)
-  // over mutual TLS in front of it (admin_access.h).
-  std::vector<std::string> args = {"-rpc_port=" + std::to_string(kMasterRpcPort),
-                                   "-metrics_port=" + std::to_string(kMasterLoopbackAdminPort),
-                                   "-metrics_host=" + std::string(kMasterLoopbackHost),
-                                   "-default_kv_lease_ttl=5m"};
+std::vector<std::string> masterArguments(const api::KVCacheBackend& backend, bool launched) {
+  std::vector<std::string> args = {"-rpc_port=" + std::to_string(kMasterRpcPort)};
+  if (launched) {
+    // The admin listener on the Pod's loopback only: the launcher serves the admin port (9003)
+    // over mutual TLS in front of it (admin_access.h).
+    args.push_back("-metrics_port=" + std::to_string(kMasterLoopbackAdminPort));
+    args.push_back("-metrics_host=" + std::string(kMasterLoopbackHost));
+  } else {
+    // A published image's master serves the admin port itself (and may predate -metrics_host).
+    args.push_back("-metrics_port=" + std::to_string(kMasterAdminPort));
+  }
+  args.emplace_back("-default_kv_lease_ttl=5m");
   args.push_back(
       std::string("-allocation_strategy=") +
       (backend.spec.leader.allocation_strategy == "Random" ? "random" : "free_ratio_first"));
@@ -79,8 +84,9 @@ std::vector<std::string> masterArguments(const api::KVCacheBackend& backend) {
   return args;
 }
 
-std::int64_t leaderReplicasNow(const api::KVCacheBackend& backend, const Json& live) {
-  if (!electing(backend) || backend.spec.leader.replicas <= 1) {
+std::int64_t leaderReplicasNow(const api::KVCacheBackend& backend, const StoreInputs& inputs,
+                               const Json& live) {
+  if (!elects(backend, inputs) || backend.spec.leader.replicas <= 1) {
     return 1;
   }
   if (!live.is_object()) {
@@ -135,41 +141,25 @@ Json leaderArgs(const api::KVCacheBackend& backend, const StoreInputs& inputs, b
                  std::to_string(kMasterLoopbackAdminPort));
   args.push_back("--");
   args.push_back("mooncake_master");
-  for (const std::string& arg : masterArguments(backend)) {
+  for (const std::string& arg : masterArguments(backend, true)) {
     args.push_back(arg);
   }
   return args;
 }
 
-}  // namespace
-
-Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInputs& inputs,
-                              std::int64_t replicas) {
-  const std::string& b = backend.metadata.name;
-  KVC_ASSIGN_OR_RETURN(std::string image, storeImage(backend, std::nullopt, inputs));
-  const std::string pull_policy = pullPolicyFor(backend, image);
-  const bool elect = electing(backend);
-  if (!elect) {
-    replicas = 1;  // electionBackend None clamps the Deployment to one replica
-  }
-
-  Json args = leaderArgs(backend, inputs, elect);
+// The container of this project's image: `kvcache store leader` in front of the master.
+Json launchedLeaderContainer(const api::KVCacheBackend& backend, const StoreInputs& inputs,
+                             bool elect) {
   Json env = Json::array();
   if (elect) {
     env.push_back(fieldEnv("KUBERNETES_POD_NAME", "metadata.name"));
     env.push_back(fieldEnv("KUBERNETES_POD_NAMESPACE", "metadata.namespace"));
     env.push_back(fieldEnv("KUBERNETES_POD_IP", "status.podIP"));
   }
-  for (const Json& entry : backend.spec.leader.extra_env) {
-    env.push_back(entry);
-  }
-
-  Json container = {
-      {"name", "leader"},
-      {"image", image},
-      {"imagePullPolicy", pull_policy},
+  return {
       {"command", {"kvcache", "store", "leader"}},
-      {"args", std::move(args)},
+      {"args", leaderArgs(backend, inputs, elect)},
+      {"env", std::move(env)},
       {"ports",
        {{{"name", "rpc"}, {"containerPort", kMasterRpcPort}, {"protocol", "TCP"}},
         {{"name", "admin"}, {"containerPort", kMasterAdminPort}, {"protocol", "TCP"}},
@@ -187,12 +177,75 @@ Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInp
        {{"httpGet", {{"path", "/healthz"}, {"port", "launcher"}}},
         {"periodSeconds", 10},
         {"failureThreshold", 6}}},
+  };
+}
+
+// The container of a published upstream image: the master itself, probed on its own admin port
+// as the contract has it (readiness /get_all_segments, liveness /health), no election.
+Json publishedLeaderContainer(const api::KVCacheBackend& backend) {
+  Json command = {"mooncake_master"};
+  Json args = Json::array();
+  for (const std::string& arg : masterArguments(backend, false)) {
+    args.push_back(arg);
+  }
+  return {
+      {"command", std::move(command)},
+      {"args", std::move(args)},
+      {"env", Json::array()},
+      {"ports",
+       {{{"name", "rpc"}, {"containerPort", kMasterRpcPort}, {"protocol", "TCP"}},
+        {{"name", "admin"}, {"containerPort", kMasterAdminPort}, {"protocol", "TCP"}}}},
+      {"readinessProbe",
+       {{"httpGet", {{"path", "/get_all_segments"}, {"port", "admin"}}},
+        {"periodSeconds", kLeaderReadinessPeriodSeconds},
+        {"failureThreshold", 5}}},
+      {"livenessProbe",
+       {{"httpGet", {{"path", "/health"}, {"port", "admin"}}},
+        {"periodSeconds", 10},
+        {"failureThreshold", 6}}},
+  };
+}
+
+// The leader container in the key order of every rendered template (the order is compared).
+Json leaderContainer(const api::KVCacheBackend& backend, const StoreInputs& inputs, bool launched,
+                     bool elect, const std::string& image, const std::string& pull_policy) {
+  Json parts = launched ? launchedLeaderContainer(backend, inputs, elect)
+                        : publishedLeaderContainer(backend);
+  Json env = std::move(parts["env"]);
+  for (const Json& entry : backend.spec.leader.extra_env) {
+    env.push_back(entry);
+  }
+  Json container = {
+      {"name", "leader"},
+      {"image", image},
+      {"imagePullPolicy", pull_policy},
+      {"command", std::move(parts["command"])},
+      {"args", std::move(parts["args"])},
+      {"ports", std::move(parts["ports"])},
+      {"readinessProbe", std::move(parts["readinessProbe"])},
+      {"livenessProbe", std::move(parts["livenessProbe"])},
       {"terminationMessagePolicy", "FallbackToLogsOnError"},
       {"securityContext", restrictedContainerSecurityContext()},
   };
   if (!env.empty()) {
     container["env"] = std::move(env);
   }
+  return container;
+}
+
+}  // namespace
+
+Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInputs& inputs,
+                              std::int64_t replicas) {
+  const std::string& b = backend.metadata.name;
+  KVC_ASSIGN_OR_RETURN(std::string image, storeImage(backend, std::nullopt, inputs));
+  const std::string pull_policy = pullPolicyFor(backend, image);
+  const bool launched = leaderLaunched(backend, inputs);
+  const bool elect = elects(backend, inputs);
+  if (!elect) {
+    replicas = 1;  // no election (electionBackend None, or an image that cannot run one): one
+  }
+  Json container = leaderContainer(backend, inputs, launched, elect, image, pull_policy);
 
   Json pod_spec = {{"securityContext", leaderPodSecurityContext()}, {"containers", Json::array()}};
   if (elect) {
@@ -205,17 +258,22 @@ Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInp
   if (!backend.spec.image_pull_secrets.empty()) {
     pod_spec["imagePullSecrets"] = pullSecrets(backend);
   }
-  // The admin port's certificate and the CA of its clients; never the CA's key.
-  Json mounts = {
-      {{"name", "admin-tls"}, {"mountPath", std::string(kAdminTlsMountDir)}, {"readOnly", true}}};
-  Json volumes = {{{"name", "admin-tls"},
-                   {"secret",
-                    {{"secretName", std::string(kStoreAdminTlsSecret)},
-                     {"items",
-                      {{{"key", "tls.crt"}, {"path", "tls.crt"}},
-                       {{"key", "tls.key"}, {"path", "tls.key"}},
-                       {{"key", "ca.crt"}, {"path", "ca.crt"}}}},
-                     {"defaultMode", 0444}}}}};
+  // The admin port's certificate and the CA of its clients (never the CA's key), for the
+  // launcher: a published image's master serves its admin port without TLS.
+  Json mounts = Json::array();
+  Json volumes = Json::array();
+  if (launched) {
+    mounts.push_back(
+        {{"name", "admin-tls"}, {"mountPath", std::string(kAdminTlsMountDir)}, {"readOnly", true}});
+    volumes.push_back({{"name", "admin-tls"},
+                       {"secret",
+                        {{"secretName", std::string(kStoreAdminTlsSecret)},
+                         {"items",
+                          {{{"key", "tls.crt"}, {"path", "tls.crt"}},
+                           {{"key", "tls.key"}, {"path", "tls.key"}},
+                           {{"key", "ca.crt"}, {"path", "ca.crt"}}}},
+                         {"defaultMode", 0444}}}});
+  }
   if (backend.spec.multi_tenancy) {
     mounts.push_back(
         {{"name", "tenant-quota-policy"}, {"mountPath", std::string(kPolicyMountDir)}});
@@ -226,8 +284,10 @@ Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInp
          {"configMap",
           {{"name", tenantQuotaPolicyName(b)}, {"optional", true}, {"defaultMode", 0644}}}});
   }
-  container["volumeMounts"] = std::move(mounts);
-  pod_spec["volumes"] = std::move(volumes);
+  if (!mounts.empty()) {
+    container["volumeMounts"] = std::move(mounts);
+    pod_spec["volumes"] = std::move(volumes);
+  }
   pod_spec["containers"].push_back(std::move(container));
 
   Json spec = {{"replicas", replicas},
@@ -271,7 +331,7 @@ Json leaderService(const api::KVCacheBackend& backend, const StoreInputs& inputs
 std::vector<RenderedObject> electionRbac(const api::KVCacheBackend& backend,
                                          const StoreInputs& inputs) {
   std::vector<RenderedObject> out;
-  if (!electing(backend)) {
+  if (!elects(backend, inputs)) {
     return out;
   }
   const std::string& b = backend.metadata.name;

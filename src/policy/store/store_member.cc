@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "kvc/common/quantity.h"
 #include "kvc/policy/base/digest.h"
@@ -85,6 +86,13 @@ Json unmountHook(int port, std::int64_t grace) {
 struct MemberSettings {
   std::string image;
   std::string pull_policy;
+  // The image is this project's build: `kvcache store member` runs the member (store_image.h).
+  bool launched = true;
+  // The disk tier's survey is `kvcache store survey`: from the member's image when that is ours,
+  // else from the Setting's (this project's build).
+  std::string survey_image;
+  std::string survey_pull_policy;
+  int group = 0;
   int port = 0;
   std::string protocol;
   bool host_fabric = false;  // rdma or efa: the Pod needs the host's network and devices
@@ -99,6 +107,10 @@ Result<MemberSettings> memberSettings(const api::KVCacheBackend& backend, int gr
   MemberSettings m;
   KVC_ASSIGN_OR_RETURN(m.image, storeImage(backend, group, inputs));
   m.pull_policy = pullPolicyFor(backend, m.image);
+  m.launched = memberLaunched(backend, group, inputs);
+  m.survey_image = m.launched ? m.image : inputs.settings_image;
+  m.survey_pull_policy = pullPolicyFor(backend, m.survey_image);
+  m.group = group;
   m.port = kMemberBasePort + group;
   m.protocol = groupProtocol(backend, group);
   m.host_fabric = groupOnHostFabric(backend, group);
@@ -109,30 +121,45 @@ Result<MemberSettings> memberSettings(const api::KVCacheBackend& backend, int gr
   return m;
 }
 
-// The arguments of `kvcache store member`: after `--`, the store's own command line. Group i
-// listens on kMemberBasePort + i (the first on the store's default, so no flag); extraArgs
-// become -D flags, their leading dashes dropped.
-Json memberArgs(const api::KVCacheBackend& backend, const api::MemberGroup& g, int group,
-                const StoreInputs& inputs, const MemberSettings& m) {
+// The store's own member command line: group i listens on kMemberBasePort + i (the first on the
+// store's default, so no flag); extraArgs become -D flags, their leading dashes dropped.
+Json storeMemberCommandLine(const api::MemberGroup& g, int group, const MemberSettings& m) {
+  Json line = {"mc_store_rest_server"};
+  if (group > 0) {
+    line.push_back("--port");
+    line.push_back(std::to_string(m.port));
+  }
+  for (const std::string& entry : g.extra_args) {
+    line.push_back("-D");
+    line.push_back(entry.substr(std::min(entry.find_first_not_of('-'), entry.size())));
+  }
+  return line;
+}
+
+// The member container's command and arguments: `kvcache store member [--follow-lease] -- <the
+// store's command line>` on this project's image, the store's command line itself on a published
+// one.
+std::pair<Json, Json> memberCommand(const api::KVCacheBackend& backend, const api::MemberGroup& g,
+                                    int group, const StoreInputs& inputs, const MemberSettings& m) {
+  Json line = storeMemberCommandLine(g, group, m);
+  if (!m.launched) {
+    Json command = {line.front()};
+    line.erase(line.begin());
+    return {std::move(command), std::move(line)};
+  }
   Json args = Json::array();
   // A Service-addressed member of an electing backend follows the Lease all the same: when the
   // holder changes it restarts its member once the Service answers again, rather than waiting
   // out RPCs to a dead master's address (docs/backends.md, Step 4).
-  if (electing(backend) && backend.spec.leader.member_addressing != "Lease") {
+  if (elects(backend, inputs) && backend.spec.leader.member_addressing != "Lease") {
     args.push_back("--follow-lease=" + inputs.namespace_name + "/" +
                    leaderName(backend.metadata.name));
   }
   args.push_back("--");
-  args.push_back("mc_store_rest_server");
-  if (group > 0) {
-    args.push_back("--port");
-    args.push_back(std::to_string(m.port));
+  for (Json& word : line) {
+    args.push_back(std::move(word));
   }
-  for (const std::string& entry : g.extra_args) {
-    args.push_back("-D");
-    args.push_back(entry.substr(std::min(entry.find_first_not_of('-'), entry.size())));
-  }
-  return args;
+  return {Json{"kvcache", "store", "member"}, std::move(args)};
 }
 
 // The member's environment, in the contract's order (the hash depends on it): the master and
@@ -142,7 +169,7 @@ Json memberEnv(const api::KVCacheBackend& backend, const api::MemberGroup& g,
                const StoreInputs& inputs, const MemberSettings& m) {
   Json env = Json::array();
   env.push_back(plain("MOONCAKE_TE_META_DATA_SERVER", "P2PHANDSHAKE"));
-  env.push_back(plain("MOONCAKE_MASTER", memberMasterAddress(backend, inputs)));
+  env.push_back(plain("MOONCAKE_MASTER", memberMasterAddress(backend, m.group, inputs)));
   env.push_back(plain("MOONCAKE_PROTOCOL", m.protocol));
   env.push_back(
       {{"name", "MOONCAKE_LOCAL_HOSTNAME"},
@@ -246,12 +273,13 @@ std::int64_t unmountGrace(const api::KVCacheBackend& backend) {
 
 Json memberContainer(const api::KVCacheBackend& backend, const api::MemberGroup& g, int group,
                      const StoreInputs& inputs, const MemberSettings& m) {
+  auto [command, args] = memberCommand(backend, g, group, inputs, m);
   Json container = {
       {"name", "member"},
       {"image", m.image},
       {"imagePullPolicy", m.pull_policy},
-      {"command", {"kvcache", "store", "member"}},
-      {"args", memberArgs(backend, g, group, inputs, m)},
+      {"command", std::move(command)},
+      {"args", std::move(args)},
       {"env", memberEnv(backend, g, inputs, m)},
       {"readinessProbe",
        {{"tcpSocket", {{"port", m.port}}}, {"periodSeconds", 5}, {"failureThreshold", 3}}},
@@ -275,8 +303,8 @@ Json memberContainer(const api::KVCacheBackend& backend, const api::MemberGroup&
 // It runs as the member does (it checks that the member's user can write the directory).
 Json localDiskSurvey(const api::LocalDisk& disk, const Json& declared, const MemberSettings& m) {
   return {{"name", "local-disk-survey"},
-          {"image", m.image},
-          {"imagePullPolicy", m.pull_policy},
+          {"image", m.survey_image},
+          {"imagePullPolicy", m.survey_pull_policy},
           // Through `sh -c`, as the seed's Troubleshooting says (the image needs a shell).
           {"command", {"sh", "-c"}},
           {"args", {"exec kvcache store survey --path " + shellQuote(disk.path)}},
@@ -287,11 +315,12 @@ Json localDiskSurvey(const api::LocalDisk& disk, const Json& declared, const Mem
 
 // The Pod spec, keys in a fixed order (the hash depends on it). A tier member's grace period
 // covers its unmount on top of the usual 60 s; a fabric transport runs on the host's network;
-// only an electing backend's members get a token (they resolve the master through the leader's
-// Lease), and the others name kUnelectedServiceAccount explicitly (see there).
+// only the members of a backend whose election runs, on this project's image, get a token (they
+// resolve the master through the leader's Lease), and the others name kUnelectedServiceAccount
+// explicitly (see there).
 Json memberPodSpec(const api::KVCacheBackend& backend, const api::MemberGroup& g, int group,
                    const StoreInputs& inputs, const MemberSettings& m) {
-  const bool elect = electing(backend);
+  const bool elect = elects(backend, inputs) && m.launched;
   Json pod_spec = Json::object();
   pod_spec["nodeSelector"] = g.node_selector;
   pod_spec["terminationGracePeriodSeconds"] = g.local_disk ? unmountGrace(backend) + 60 : 60;

@@ -15,8 +15,9 @@ Result<std::vector<RenderedObject>> renderStore(const api::KVCacheBackend& backe
     out.push_back(std::move(rbac));
   }
   out.push_back({leaderService(backend, inputs), "leader", std::nullopt});
-  KVC_ASSIGN_OR_RETURN(Json deployment,
-                       leaderDeployment(backend, inputs, leaderReplicasNow(backend, live_leader)));
+  KVC_ASSIGN_OR_RETURN(
+      Json deployment,
+      leaderDeployment(backend, inputs, leaderReplicasNow(backend, inputs, live_leader)));
   out.push_back({std::move(deployment), "leader", std::nullopt});
   for (std::size_t i = 0; i < backend.spec.members.size(); ++i) {
     const int group = static_cast<int>(i);

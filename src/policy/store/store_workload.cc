@@ -2,6 +2,7 @@
 
 #include "kvc/api/transport.h"
 #include "kvc/policy/base/workload_labels.h"
+#include "kvc/policy/store/store_image.h"
 
 namespace kvc::policy {
 
@@ -49,6 +50,20 @@ Result<std::string> storeImage(const api::KVCacheBackend& backend, std::optional
                     "kv-cache-backend-image in the ConfigMap gpustack-system/gpustack-settings");
 }
 
+bool leaderLaunched(const api::KVCacheBackend& backend, const StoreInputs& inputs) {
+  const Result<std::string> image = storeImage(backend, std::nullopt, inputs);
+  return !image.ok() || projectStoreImage(*image, inputs.settings_image);
+}
+
+bool memberLaunched(const api::KVCacheBackend& backend, int group, const StoreInputs& inputs) {
+  const Result<std::string> image = storeImage(backend, group, inputs);
+  return !image.ok() || projectStoreImage(*image, inputs.settings_image);
+}
+
+bool elects(const api::KVCacheBackend& backend, const StoreInputs& inputs) {
+  return electing(backend) && leaderLaunched(backend, inputs);
+}
+
 std::string pullPolicyFor(const api::KVCacheBackend& backend, std::string_view image) {
   if (backend.spec.image_pull_policy && !backend.spec.image_pull_policy->empty()) {
     return *backend.spec.image_pull_policy;
@@ -65,9 +80,11 @@ std::string pullPolicyFor(const api::KVCacheBackend& backend, std::string_view i
   return image.substr(colon + 1) == "latest" ? "Always" : "IfNotPresent";
 }
 
-std::string memberMasterAddress(const api::KVCacheBackend& backend, const StoreInputs& inputs) {
+std::string memberMasterAddress(const api::KVCacheBackend& backend, int group,
+                                const StoreInputs& inputs) {
   const std::string leader = leaderName(backend.metadata.name);
-  if (electing(backend) && backend.spec.leader.member_addressing == "Lease") {
+  if (elects(backend, inputs) && backend.spec.leader.member_addressing == "Lease" &&
+      memberLaunched(backend, group, inputs)) {
     return "k8s://" + inputs.namespace_name + "/" + leader;
   }
   return leader + "." + inputs.namespace_name + ".svc:" + std::to_string(kMasterRpcPort);

@@ -99,22 +99,12 @@ kvc_wait_for 120 "the Binding qwen-fp8's domain is registered on the master (its
   bash -c "[ \"\$(kubectl -n team-a get kvcpb qwen-fp8 -o jsonpath='{.status.conditions[?(@.type==\"QuotaGranted\")].status}')\" = True ]"
 ns=$(kvc_real_nodes_namespace md-client)
 store_image=$(kubectl -n gpustack-system get configmap gpustack-settings -o jsonpath='{.data.kv-cache-backend-image}')
-script='
-import json, os, sys
-from mooncake.store import MooncakeDistributedStore
-config = json.load(open(os.environ["MOONCAKE_CONFIG_PATH"]))
-print("config", json.dumps(config), flush=True)
-store = MooncakeDistributedStore()
-rc = store.setup(local_hostname=os.environ["POD_IP"], metadata_server=config["metadata_server"],
-                 global_segment_size=config["global_segment_size"],
-                 local_buffer_size=config["local_buffer_size"], protocol=config["protocol"],
-                 rdma_devices=config["device_name"],
-                 master_server_addr=config["master_server_address"],
-                 tenant_id=config["tenant_id"])
-print("setup", rc, flush=True)
-rc = store.put("md-role-client", b"m" * (4 << 20)) if rc == 0 else rc
-print("put", rc, flush=True)
-sys.exit(0 if rc == 0 else 1)'
+script="$INJECTED_STORE_SETUP
+print('config', json.dumps(config), flush=True)
+print('setup', rc, flush=True)
+rc = store.put('md-role-client', b'm' * (4 << 20)) if rc == 0 else rc
+print('put', rc, flush=True)
+sys.exit(0 if rc == 0 else 1)"
 kubectl -n team-a get deploy qwen-chat-fp8-server -o json | jq --arg ns "$ns" --arg image "$store_image" --arg script "$script" '
   .spec.template as $t | {apiVersion: "v1", kind: "Pod",
     metadata: {name: "role-client", namespace: $ns, labels: $t.metadata.labels,

@@ -57,50 +57,17 @@ granted() { binding_granted "$@"; }
 # ignores the engine flags appended to it), putting a 64 KiB object every 200 ms and printing
 # one JSON line a put: {"t": <time>, "put": <rc>}.
 writer() {
-  kubectl -n "$1" apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $2
-  labels: {kvcache.gpustack.ai/inject: "true"}
-  annotations:
-    kvcache.gpustack.ai/binding: $3
-    kvcache.gpustack.ai/engine: vLLM
-    kvcache.gpustack.ai/launch-args-forwarded: "true"
-spec:
-  restartPolicy: Never
-  nodeSelector: {type: real}
-  containers:
-  - name: writer
-    image: $store_image
-    imagePullPolicy: Never
-    env:
-    - {name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}
-    command: [python3, -c]
-    args:
-    - |
-      import json, os, sys, time
-      from mooncake.store import MooncakeDistributedStore
-      config = json.load(open(os.environ["MOONCAKE_CONFIG_PATH"]))
-      store = MooncakeDistributedStore()
-      rc = store.setup(local_hostname=os.environ["POD_IP"], metadata_server=config["metadata_server"],
-                       global_segment_size=config["global_segment_size"],
-                       local_buffer_size=config["local_buffer_size"], protocol=config["protocol"],
-                       rdma_devices=config["device_name"],
-                       master_server_addr=config["master_server_address"],
-                       tenant_id=config["tenant_id"])
-      print(json.dumps({"t": round(time.time(), 3), "setup": rc, "tenant": config["tenant_id"]}), flush=True)
-      if rc != 0:
-          sys.exit(1)
-      i = 0
-      while not os.path.exists("/tmp/stop"):
-          i += 1
-          t = time.time()
-          rc = store.put(f"w-{i}", b"w" * 65536)
-          print(json.dumps({"t": round(t, 3), "put": rc}), flush=True)
-          time.sleep(0.2)
-      store.close()
-YAML
+  injected_store_pod "$1" "$2" "$3" "$store_image" "print(json.dumps({'t': round(time.time(), 3), 'setup': rc, 'tenant': config['tenant_id']}), flush=True)
+if rc != 0:
+    sys.exit(1)
+i = 0
+while not os.path.exists('/tmp/stop'):
+    i += 1
+    t = time.time()
+    rc = store.put(f'w-{i}', b'w' * 65536)
+    print(json.dumps({'t': round(t, 3), 'put': rc}), flush=True)
+    time.sleep(0.2)
+store.close()"
 }
 # puts NS POD FROM TO [RC]: the puts of the writer started in [FROM, TO) (with return code RC).
 # stop_writers: each writer finishes its put, closes its client and exits (the file /tmp/stop);

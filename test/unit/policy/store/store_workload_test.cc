@@ -58,15 +58,16 @@ Json liveLeader(bool elects, std::int64_t replicas, std::int64_t updated,
 
 TEST(LeaderReplicas, RisesInTwoSteps) {
   const api::KVCacheBackend b = backend(3);
-  EXPECT_EQ(leaderReplicasNow(b, Json()), 1);                     // nothing yet
-  EXPECT_EQ(leaderReplicasNow(b, liveLeader(false, 1, 1)), 1);    // not electing yet
-  EXPECT_EQ(leaderReplicasNow(b, liveLeader(true, 1, 0)), 1);     // rolling out
-  EXPECT_EQ(leaderReplicasNow(b, liveLeader(true, 1, 1, 2)), 1);  // not observed
-  EXPECT_EQ(leaderReplicasNow(b, liveLeader(true, 1, 1)), 3);     // then standbys
-  EXPECT_EQ(leaderReplicasNow(b, liveLeader(true, 3, 1)), 3);     // never back down
+  EXPECT_EQ(leaderReplicasNow(b, StoreInputs{}, Json()), 1);                     // nothing yet
+  EXPECT_EQ(leaderReplicasNow(b, StoreInputs{}, liveLeader(false, 1, 1)), 1);    // not electing yet
+  EXPECT_EQ(leaderReplicasNow(b, StoreInputs{}, liveLeader(true, 1, 0)), 1);     // rolling out
+  EXPECT_EQ(leaderReplicasNow(b, StoreInputs{}, liveLeader(true, 1, 1, 2)), 1);  // not observed
+  EXPECT_EQ(leaderReplicasNow(b, StoreInputs{}, liveLeader(true, 1, 1)), 3);     // then standbys
+  EXPECT_EQ(leaderReplicasNow(b, StoreInputs{}, liveLeader(true, 3, 1)), 3);     // never back down
   api::KVCacheBackend none = backend(3);
   none.spec.leader.election_backend = "None";
-  EXPECT_EQ(leaderReplicasNow(none, liveLeader(true, 1, 1)), 1);  // None clamps to one
+  EXPECT_EQ(leaderReplicasNow(none, StoreInputs{}, liveLeader(true, 1, 1)),
+            1);  // None clamps to one
 }
 
 TEST(PodSpecHash, IgnoresTheNodeSelectorAndItself) {

@@ -42,6 +42,7 @@
 
 #include "kvc/api/binding.h"
 #include "kvc/api/pool.h"
+#include "kvc/api/settings.h"
 #include "kvc/common/clock.h"
 #include "kvc/controllers/setup.h"
 #include "kvc/controllers/store_access.h"
@@ -76,6 +77,9 @@ struct PoolControllerConfig {
   // that is gone.
   const runtime::Cache* model_deployments = nullptr;
   AdminClientFactory stores;
+  // The Settings: kv-cache-backend-image tells a managed master on a published image, reached
+  // without TLS (store_access.h). Null: the defaults.
+  std::function<api::Settings()> settings;
   // The fence (ControllerSetup::leading_until): once it has passed, a pass writes no status.
   // Optional: unset, always.
   store::WriteFence leading_until;

@@ -23,11 +23,16 @@ struct StoreTarget {
   // The Secret (operator namespace) of the client certificate to present; "" for none, or for a
   // managed master (the keeper's own credentials are used by address).
   std::string tls_secret;
+  // A managed master on a published upstream image (policy/store/store_image.h): no launcher
+  // serves its admin port over TLS, the master answers plain HTTP itself.
+  bool plaintext = false;
 };
 
 // The target of `backend`'s master at `admin_address`: an external backend's annotation names
-// its Secret; a managed backend names none.
-StoreTarget storeTarget(const api::KVCacheBackend& backend, std::string admin_address);
+// its Secret; a managed backend names none, and is plaintext when its leader's image is not this
+// project's build by `settings_image` (the Setting kv-cache-backend-image).
+StoreTarget storeTarget(const api::KVCacheBackend& backend, std::string admin_address,
+                        const std::string& settings_image);
 
 using AdminClientFactory =
     std::function<Result<std::unique_ptr<store::AdminClient>>(const StoreTarget& target)>;

@@ -76,6 +76,10 @@ struct ManagedBackendFacts {
   std::string namespace_name;  // where the store runs: the operator's namespace
   // Why no image resolves (spec.image and the Setting both empty); nullopt when one does.
   std::optional<std::string> image_error;
+  // The leader's image when it is not this project's build (store_image.h: no election runs),
+  // and the Setting kv-cache-backend-image it was told apart from; nullopt for our build.
+  std::optional<std::string> published_leader_image;
+  std::string settings_image;
   Json leader_deployment;  // null when absent
   std::vector<Json> leader_pods;
   bool pods_listed = true;  // false: the member Pods could not be read (PodsUnreadable)

@@ -14,6 +14,9 @@
 // liveness asks the launcher (`GET /healthz` on port
 // `launcher`, 9004), because a standby has no master whose `/health` could answer and the
 // contract's liveness would restart every standby within a minute.
+//
+// A published upstream image (store_image.h) has no launcher: its container runs mooncake_master
+// itself with the contract's probes on the admin port, at one replica, with no election.
 
 #include <optional>
 #include <string>
@@ -31,22 +34,25 @@ inline constexpr int kLeaderReadinessPeriodSeconds = 1;
 inline constexpr std::string_view kPolicyMountDir = "/var/lib/mooncake";
 inline constexpr std::string_view kPolicySeedDir = "/etc/mooncake/tenant-quota-policy";
 
-// The flags `mooncake_master` gets, in the contract's order (rows 1–3, 5, 6, 7, 9).
-std::vector<std::string> masterArguments(const api::KVCacheBackend& backend);
+// The flags `mooncake_master` gets, in the contract's order (rows 1–3, 5, 6, 7, 9). Launched
+// (this project's image, store_image.h): the admin listener on the Pod's loopback behind the
+// launcher; else on the admin port itself.
+std::vector<std::string> masterArguments(const api::KVCacheBackend& backend, bool launched);
 
 // The Deployment as wanted now. `replicas` is what to write this pass (the two-step rise, below).
 Result<Json> leaderDeployment(const api::KVCacheBackend& backend, const StoreInputs& inputs,
                               std::int64_t replicas);
 
-// The replicas to write (contract §3.2 "two-step rise"): 1 unless electing; while electing,
-// `leader.replicas` only once the live Deployment (null when absent) already runs the electing
-// template, observed and fully rolled out to it; else 1 first.
-std::int64_t leaderReplicasNow(const api::KVCacheBackend& backend, const Json& live);
+// The replicas to write (contract §3.2 "two-step rise"): 1 unless an election runs (elects());
+// then `leader.replicas` only once the live Deployment (null when absent) already runs the
+// electing template, observed and fully rolled out to it; else 1 first.
+std::int64_t leaderReplicasNow(const api::KVCacheBackend& backend, const StoreInputs& inputs,
+                               const Json& live);
 
 Json leaderService(const api::KVCacheBackend& backend, const StoreInputs& inputs);
 
 // ServiceAccount, Role and RoleBinding for `<b>-leader` and `<b>-member`, in that order; empty
-// when not electing (the controller prunes what exists).
+// when no election runs (the controller prunes what exists).
 std::vector<RenderedObject> electionRbac(const api::KVCacheBackend& backend,
                                          const StoreInputs& inputs);
 

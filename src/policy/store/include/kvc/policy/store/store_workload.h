@@ -51,6 +51,17 @@ Json objectLabels(std::string_view backend, std::string_view component);
 // True when electionBackend is Kubernetes (replicas > 1 require it; admission enforces).
 bool electing(const api::KVCacheBackend& backend);
 
+// True when the leader's image is this project's build (store_image.h), so its container runs
+// `kvcache store leader` in front of mooncake_master; false for a published upstream image, whose
+// container runs mooncake_master itself. True when no image resolves (nothing is rendered).
+bool leaderLaunched(const api::KVCacheBackend& backend, const StoreInputs& inputs);
+// The same for group i's image: `kvcache store member` in front of mc_store_rest_server, or
+// mc_store_rest_server itself.
+bool memberLaunched(const api::KVCacheBackend& backend, int group, const StoreInputs& inputs);
+// An election runs: electing(backend), and the leader's image can run it (leaderLaunched). A
+// published image at electionBackend Kubernetes runs one leader and no election.
+bool elects(const api::KVCacheBackend& backend, const StoreInputs& inputs);
+
 // The image of the leader (group = nullopt) or of group i: group > spec.image > Setting.
 // FailedPrecondition naming both places when none is set.
 Result<std::string> storeImage(const api::KVCacheBackend& backend, std::optional<int> group,
@@ -59,9 +70,11 @@ Result<std::string> storeImage(const api::KVCacheBackend& backend, std::optional
 // counts as a tag), else IfNotPresent.
 std::string pullPolicyFor(const api::KVCacheBackend& backend, std::string_view image);
 
-// MOONCAKE_MASTER of the members (contract §3.3): `<b>-leader.<ns>.svc:50051`, or with Lease
-// addressing while electing `k8s://<ns>/<b>-leader` (resolved by `kvcache store member`).
-std::string memberMasterAddress(const api::KVCacheBackend& backend, const StoreInputs& inputs);
+// MOONCAKE_MASTER of group i's members (contract §3.3): `<b>-leader.<ns>.svc:50051`, or with
+// Lease addressing while an election runs `k8s://<ns>/<b>-leader`, which `kvcache store member`
+// resolves (a group on a published image cannot: it is given the Service).
+std::string memberMasterAddress(const api::KVCacheBackend& backend, int group,
+                                const StoreInputs& inputs);
 
 // A group's transport in artifact spelling: its own unless Auto, else the backend's.
 std::string groupProtocol(const api::KVCacheBackend& backend, int group);
