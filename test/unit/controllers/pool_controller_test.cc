@@ -635,6 +635,41 @@ TEST_F(PoolControllerTest, ADeletingBindingIsReleasedOnceItsWindowHasPassed) {
   EXPECT_EQ((*policy)["data"].dump().find("default"), std::string::npos);
 }
 
+// Troubleshooting "Two Bindings report one domain": the fix is to delete one of them. The deleted
+// one owes the ledger nothing (the contested domain was left out of it), so it is released as
+// soon as its admission window has passed, and the other one is then registered and granted.
+TEST_F(PoolControllerTest, DeletingOneOfTwoContestedBindingsReleasesItWhenItsWindowCloses) {
+  cluster_.create(res::kvCacheBackends(), backendObject());
+  cluster_.create(res::kvCachePools(), poolObject("shared-dram"));
+  cluster_.create(res::kvCachePoolBindings(),
+                  bindingObject("team-a", "claim", "shared-dram", "4Gi", "shared"));
+  cluster_.create(res::kvCachePoolBindings(),
+                  bindingObject("team-b", "claim", "shared-dram", "4Gi", "shared"));
+  ASSERT_THAT(pass("shared-dram"), testing::IsOk());
+  EXPECT_EQ(condition(binding("team-a/claim")->status, api::binding::kDomainExclusive).reason,
+            "DomainClaimedByMultipleBindings");
+  EXPECT_EQ(master_.requested().count("shared"), 0U) << "a contested domain is left out";
+
+  cluster_.modify(res::kvCachePoolBindings(), "team-b/claim", [&](Json& object) {
+    object["metadata"]["deletionTimestamp"] = kube::formatTime(clock_.wallNow());
+  });
+  auto held = pass("shared-dram");
+  ASSERT_THAT(held, testing::IsOk());
+  ASSERT_TRUE(held->requeue_after.has_value());
+  EXPECT_LE(*held->requeue_after, seconds(11)) << "passed again when the window closes";
+  ASSERT_TRUE(binding("team-b/claim").has_value()) << "held while its window runs";
+
+  clock_.advance(seconds(11));
+  auto released = pass("shared-dram");
+  ASSERT_THAT(released, testing::IsOk());
+  EXPECT_FALSE(binding("team-b/claim").has_value()) << "released once its window has passed";
+  ASSERT_THAT(pass("shared-dram"), testing::IsOk());
+  const auto kept = binding("team-a/claim");
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(condition(kept->status, api::binding::kDomainExclusive).status, "True");
+  EXPECT_EQ(master_.requested().count("shared"), 1U) << "the domain is registered at last";
+}
+
 // CONTRACT GAP (reported; this test fails on 0ff2b1a). Contract §3.4: the policy ConfigMap —
 // the seed a restarted master reloads its ledger from — holds "every non-contested domain of
 // every Binding of every pool on the backend", and pool_plan.h calls it "what its ledger should
