@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include "kvc/api/message.h"
 #include "kvc/api/phase.h"
@@ -178,13 +180,21 @@ Condition capacityAllocatable(const MasterReading& reading) {
 }
 
 // domains[] from a ledger that was read: what it holds for this pool's uncontested Bindings (so
-// it is also the memory of what this operator registered), sorted by name.
+// it is also the memory of what this operator registered), one entry a domain (the list is keyed
+// by name: the API server refuses a duplicate), sorted by name. A domain claimed by a live Binding
+// and by a deleting one still held (the fix of a contested domain: one of the two deleted) names
+// the live one, which keeps it.
 std::vector<api::PoolDomain> ledgerDomains(const PoolFacts& facts, const MasterReading& reading) {
-  std::vector<api::PoolDomain> domains;
+  std::map<std::string, std::pair<api::PoolDomain, bool>> by_name;  // name -> (entry, deleting)
   for (const api::KVCachePoolBinding& binding : facts.bindings) {
     const std::string& name = binding.spec.domain.name;
     if (contested(facts, name) || !reading.inLedger(name)) {
       continue;
+    }
+    const bool deleting = binding.metadata.deleting;
+    auto existing = by_name.find(name);
+    if (existing != by_name.end() && (deleting || !existing->second.second)) {
+      continue;  // the first live claim wins, else the first claim
     }
     api::PoolDomain domain;
     domain.name = name;
@@ -192,10 +202,12 @@ std::vector<api::PoolDomain> ledgerDomains(const PoolFacts& facts, const MasterR
     domain.binding_name = binding.metadata.name;
     domain.block_size = binding.spec.domain.block_size;
     domain.dtype = binding.spec.domain.dtype;
-    domains.push_back(std::move(domain));
+    by_name.insert_or_assign(name, std::make_pair(std::move(domain), deleting));
   }
-  std::sort(domains.begin(), domains.end(),
-            [](const api::PoolDomain& a, const api::PoolDomain& b) { return a.name < b.name; });
+  std::vector<api::PoolDomain> domains;
+  for (auto& [name, entry] : by_name) {
+    domains.push_back(std::move(entry.first));
+  }
   return domains;
 }
 

@@ -658,6 +658,12 @@ TEST_F(PoolControllerTest, DeletingOneOfTwoContestedBindingsReleasesItWhenItsWin
   ASSERT_TRUE(held->requeue_after.has_value());
   EXPECT_LE(*held->requeue_after, seconds(11)) << "passed again when the window closes";
   ASSERT_TRUE(binding("team-b/claim").has_value()) << "held while its window runs";
+  // The domain is registered for the live claim while the deleting one is held: the pool lists it
+  // once (status.domains is keyed by name, and the API server refuses a duplicate), naming the
+  // live Binding.
+  const auto listed = pool("shared-dram").status.domains;
+  ASSERT_EQ(listed.size(), 1U);
+  EXPECT_EQ(listed[0].binding_namespace + "/" + listed[0].binding_name, "team-a/claim");
 
   clock_.advance(seconds(11));
   auto released = pass("shared-dram");
