@@ -109,9 +109,7 @@ void ManagedBackend::observeMaster(policy::ManagedBackendObservation& seen) cons
   const std::string admin = api::endpointAddress(
       policy::managedEndpoints(seen.backend.metadata.name, config_.operator_namespace),
       api::kEndpointAdmin);
-  // A published image's master answers its admin port itself, without TLS (store_image.h).
-  auto client =
-      config_.stores(StoreTarget{admin, "", !policy::leaderLaunched(seen.backend, seen.inputs)});
+  auto client = config_.stores(storeTarget(seen.backend, admin, seen.inputs.settings_image));
   if (client.ok()) {
     seen.reading = readBackend(**client);
   } else {

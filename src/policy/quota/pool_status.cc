@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <utility>
 
 #include "kvc/api/message.h"
 #include "kvc/api/phase.h"
@@ -185,28 +184,25 @@ Condition capacityAllocatable(const MasterReading& reading) {
 // and by a deleting one still held (the fix of a contested domain: one of the two deleted) names
 // the live one, which keeps it.
 std::vector<api::PoolDomain> ledgerDomains(const PoolFacts& facts, const MasterReading& reading) {
-  std::map<std::string, std::pair<api::PoolDomain, bool>> by_name;  // name -> (entry, deleting)
-  for (const api::KVCachePoolBinding& binding : facts.bindings) {
-    const std::string& name = binding.spec.domain.name;
-    if (contested(facts, name) || !reading.inLedger(name)) {
-      continue;
+  std::map<std::string, api::PoolDomain> by_name;
+  for (const bool deleting : {false, true}) {  // a live claim before a deleting one
+    for (const api::KVCachePoolBinding& binding : facts.bindings) {
+      const std::string& name = binding.spec.domain.name;
+      if (binding.metadata.deleting != deleting || contested(facts, name) ||
+          !reading.inLedger(name) || by_name.contains(name)) {
+        continue;
+      }
+      api::PoolDomain& domain = by_name[name];
+      domain.name = name;
+      domain.binding_namespace = binding.metadata.namespace_name;
+      domain.binding_name = binding.metadata.name;
+      domain.block_size = binding.spec.domain.block_size;
+      domain.dtype = binding.spec.domain.dtype;
     }
-    const bool deleting = binding.metadata.deleting;
-    auto existing = by_name.find(name);
-    if (existing != by_name.end() && (deleting || !existing->second.second)) {
-      continue;  // the first live claim wins, else the first claim
-    }
-    api::PoolDomain domain;
-    domain.name = name;
-    domain.binding_namespace = binding.metadata.namespace_name;
-    domain.binding_name = binding.metadata.name;
-    domain.block_size = binding.spec.domain.block_size;
-    domain.dtype = binding.spec.domain.dtype;
-    by_name.insert_or_assign(name, std::make_pair(std::move(domain), deleting));
   }
   std::vector<api::PoolDomain> domains;
-  for (auto& [name, entry] : by_name) {
-    domains.push_back(std::move(entry.first));
+  for (auto& [name, domain] : by_name) {
+    domains.push_back(std::move(domain));
   }
   return domains;
 }

@@ -4,6 +4,7 @@
 
 #include "kvc/api/backend_conditions.h"
 #include "kvc/policy/quota/tenant_quota_policy.h"
+#include "kvc/policy/store/store_image.h"
 #include "kvc/policy/store/store_render.h"
 
 namespace kvc::policy {
@@ -198,8 +199,9 @@ ManagedStatusPlan managedStatusFor(const ManagedBackendObservation& seen,
   facts.backend = backendConsumers(current, seen.gone);
   facts.image_error = imageError(seen);
   facts.settings_image = seen.inputs.settings_image;
-  if (!leaderLaunched(seen.backend, seen.inputs)) {
-    facts.published_leader_image = storeImage(seen.backend, std::nullopt, seen.inputs).value();
+  if (auto image = storeImage(seen.backend, std::nullopt, seen.inputs);
+      image.ok() && !projectStoreImage(*image, seen.inputs.settings_image)) {
+    facts.published_leader_image = *image;
   }
   out.status = managedBackendStatus(facts, seen.reading, current.metadata.generation, seen.now);
   out.tier_not_empty = tierNotEmptyEvent(current.status, out.status);

@@ -11,11 +11,9 @@ std::string imageRepository(std::string_view image) {
   if (colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) {
     image = image.substr(0, colon);
   }
-  for (std::string_view hub :
-       {"docker.io/library/", "index.docker.io/library/", "docker.io/", "index.docker.io/"}) {
+  for (std::string_view hub : {"docker.io/", "index.docker.io/"}) {
     if (image.starts_with(hub)) {
       image.remove_prefix(hub.size());
-      break;
     }
   }
   if (image.starts_with("library/")) {

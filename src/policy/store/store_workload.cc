@@ -50,14 +50,14 @@ Result<std::string> storeImage(const api::KVCacheBackend& backend, std::optional
                     "kv-cache-backend-image in the ConfigMap gpustack-system/gpustack-settings");
 }
 
-bool leaderLaunched(const api::KVCacheBackend& backend, const StoreInputs& inputs) {
-  const Result<std::string> image = storeImage(backend, std::nullopt, inputs);
+bool memberLaunched(const api::KVCacheBackend& backend, std::optional<int> group,
+                    const StoreInputs& inputs) {
+  const Result<std::string> image = storeImage(backend, group, inputs);
   return !image.ok() || projectStoreImage(*image, inputs.settings_image);
 }
 
-bool memberLaunched(const api::KVCacheBackend& backend, int group, const StoreInputs& inputs) {
-  const Result<std::string> image = storeImage(backend, group, inputs);
-  return !image.ok() || projectStoreImage(*image, inputs.settings_image);
+bool leaderLaunched(const api::KVCacheBackend& backend, const StoreInputs& inputs) {
+  return memberLaunched(backend, std::nullopt, inputs);
 }
 
 bool elects(const api::KVCacheBackend& backend, const StoreInputs& inputs) {

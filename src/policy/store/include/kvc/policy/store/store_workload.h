@@ -55,9 +55,10 @@ bool electing(const api::KVCacheBackend& backend);
 // `kvcache store leader` in front of mooncake_master; false for a published upstream image, whose
 // container runs mooncake_master itself. True when no image resolves (nothing is rendered).
 bool leaderLaunched(const api::KVCacheBackend& backend, const StoreInputs& inputs);
-// The same for group i's image: `kvcache store member` in front of mc_store_rest_server, or
-// mc_store_rest_server itself.
-bool memberLaunched(const api::KVCacheBackend& backend, int group, const StoreInputs& inputs);
+// The same for group i's image (nullopt: the leader's, as leaderLaunched): `kvcache store member`
+// in front of mc_store_rest_server, or mc_store_rest_server itself.
+bool memberLaunched(const api::KVCacheBackend& backend, std::optional<int> group,
+                    const StoreInputs& inputs);
 // An election runs: electing(backend), and the leader's image can run it (leaderLaunched). A
 // published image at electionBackend Kubernetes runs one leader and no election.
 bool elects(const api::KVCacheBackend& backend, const StoreInputs& inputs);
