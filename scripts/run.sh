@@ -7,7 +7,8 @@
 # the store image on the real nodes; CAPACITY is what they registered), Step 4's standbys, Steps 2
 # and 6 (a pool and three Bindings, whose grants the controllers read from that master), Steps 3
 # and 6's ModelDeployments (their role Deployments on the fake GPU nodes, CacheAttached read from
-# their own status), a vLLM Pod, an SGLang Pod and one that is refused; prints what happened, and
+# their own status), the reuse probe (kvcache probe: one replica reads what another wrote, another
+# tenant reads none of it, and a probe that cannot reach the master says so), a vLLM Pod, an SGLang Pod and one that is refused; prints what happened, and
 # leaves everything running.
 #
 # Usage: scripts/run.sh          set up (the first run builds the cluster: ~15-25 min), run the demo
@@ -94,6 +95,33 @@ store_status=("$kvcache" store status --admin "$admin" --connect-to "$cluster_ip
   --tls-secret gpustack-system/kvcache-store-operator-client)
 "${store_status[@]}" | sed -n '/TENANT LEDGER/,$p'
 
+banner "the reuse probe: kvcache probe, through the webhook, the Pod network and the real store"
+# Probe Pods run the store's Python client on the real nodes; a namespace here sends its Pods to
+# the fake nodes unless it opts out (PodNodeSelector), so team-b opts out, and team-a only while its
+# probe is created (its engine Pods below belong on the fake GPU nodes).
+kubectl annotate namespace team-b --overwrite scheduler.alpha.kubernetes.io/node-selector= >/dev/null
+probe=("$kvcache" probe --kubeconfig "$KUBECONFIG" --node-selector type=real --seed walkthrough)
+echo "$ ${probe[*]} -n team-b --binding team-b --replicas 2"
+"${probe[@]}" -n team-b --binding team-b --replicas 2 2>/dev/null || true
+echo
+echo "another Binding (team-a/team-a: another tenant), the same seed: none of team-b's blocks"
+kubectl annotate namespace team-a --overwrite scheduler.alpha.kubernetes.io/node-selector= >/dev/null
+"${probe[@]}" -n team-a --binding team-a 2>/dev/null || true
+kubectl annotate namespace team-a scheduler.alpha.kubernetes.io/node-selector- >/dev/null
+echo
+echo "a namespace whose Pods may reach nothing but DNS: the probe fails, naming the step and the check"
+kubectl -n team-b apply -f - >/dev/null <<'YAML'
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: demo-egress-dns-only}
+spec:
+  podSelector: {}
+  policyTypes: [Egress]
+  egress: [{ports: [{protocol: UDP, port: 53}, {protocol: TCP, port: 53}]}]
+YAML
+"${probe[@]}" -n team-b --binding team-b --replicas 1 --deadline 20 2>/dev/null || echo "(exit $?)"
+kubectl -n team-b delete networkpolicy demo-egress-dns-only >/dev/null
+
 banner "Steps 3 and 6: ModelDeployments qwen-chat (Binding team-a) and qwen-chat-fp8 (Binding qwen-fp8), as written"
 # The engine Pods land on the fake GPU nodes (kwok): no engine can run here, but every rendered
 # Deployment, its client configuration and the deployment's own status are real.
@@ -151,6 +179,8 @@ cat <<TXT
   ${store_status[*]}
                                                     # the master's own view (mutual TLS)
   $kvcache check-inject -f examples/demo/pods.yaml --kubeconfig \$KUBECONFIG
+  $kvcache probe -n team-b --binding team-b --kubeconfig \$KUBECONFIG --node-selector type=real
+                                                    # two replicas reuse each other's blocks
   test/cluster/cluster.sh status $KVC_CLUSTER_DIR   # every process, node and the bridge
   scripts/run.sh down                               # tear it all down, host settings restored
 TXT

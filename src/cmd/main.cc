@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
   app.fallthrough(false);
   kvc::cmd::addInjectCommand(app);
   kvc::cmd::addCheckInjectCommand(app);
+  kvc::cmd::addProbeCommand(app);
+  kvc::cmd::addStatusCommand(app);
+  kvc::cmd::addDiagnoseCommand(app);
   kvc::cmd::addOperatorCommand(app);
   kvc::cmd::addStoreCommand(app);
   kvc::cmd::addStoreSurveyCommand(app);

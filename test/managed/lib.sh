@@ -351,3 +351,20 @@ spec:
     args: [serve, Qwen/Qwen2.5-7B-Instruct]
 YAML
 }
+
+# diagnose_finds KIND OBJECT SYMPTOM [EXIT]: `kvcache diagnose -o json` on the live cluster lists
+# SYMPTOM (the Troubleshooting table's words) on KIND OBJECT ("name" or "namespace/name"), and
+# exits EXIT (default 3, a problem; "" for a note: another test's leftovers may hold a problem).
+diagnose_finds() {
+  local out rc=0
+  out=$("${KVC_KVCACHE_BIN:?}" diagnose -o json --kubeconfig "$KUBECONFIG" 2>&1) || rc=$?
+  jq -e --arg k "$1" --arg o "$2" --arg s "$3" \
+    '.findings | any(.kind == $k and .object == $o and .symptom == $s)' <<<"$out" >/dev/null || return 1
+  [ -z "${4-3}" ] || [ "$rc" = "${4-3}" ]
+}
+# diagnose_clear KIND OBJECT: kvcache diagnose lists nothing on KIND OBJECT.
+diagnose_clear() {
+  "${KVC_KVCACHE_BIN:?}" diagnose -o json --kubeconfig "$KUBECONFIG" 2>/dev/null |
+    jq -e --arg k "$1" --arg o "$2" '.findings | all(.kind != $k or .object != $o)' >/dev/null
+}
+export -f diagnose_finds diagnose_clear

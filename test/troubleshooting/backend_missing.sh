@@ -41,6 +41,8 @@ kvc_assert_ok "the administrator removes its finalizer" kubectl patch kvcb $b --
 kvc_wait_for 60 "the backend is gone" bash -c "! kubectl get kvcb $b >/dev/null 2>&1"
 kvc_wait_for 60 "the pool: BackendResolved=False/BackendNotFound" \
   object_condition_is kvcp $pool BackendResolved False/BackendNotFound
+kvc_wait_for 30 "kvcache diagnose names it: KVCachePool shows Error" \
+  diagnose_finds KVCachePool $pool "KVCachePool shows Error"
 message=$(object_message kvcp $pool BackendResolved)
 kvc_log "BackendResolved: $message"
 kvc_assert_contains "naming the backend and the fix" "KVCacheBackend \"$b\" does not exist. Fix: create it" "$message"

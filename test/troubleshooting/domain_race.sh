@@ -51,6 +51,8 @@ kvc_wait_for 60 "$ns1/claim: DomainExclusive=False/DomainClaimedByMultipleBindin
   object_condition_is kvcpb claim DomainExclusive False/DomainClaimedByMultipleBindings "$ns1"
 kvc_wait_for 60 "$ns2/claim: DomainExclusive=False/DomainClaimedByMultipleBindings" \
   object_condition_is kvcpb claim DomainExclusive False/DomainClaimedByMultipleBindings "$ns2"
+kvc_wait_for 30 "kvcache diagnose names both: Two Bindings report one domain" bash -c \
+  "diagnose_finds KVCachePoolBinding $ns1/claim 'Two Bindings report one domain' && diagnose_finds KVCachePoolBinding $ns2/claim 'Two Bindings report one domain'"
 message=$(object_message kvcpb claim DomainExclusive "$ns1")
 kvc_log "DomainExclusive of $ns1/claim: $message"
 kvc_assert_contains "each naming the other" "$ns2/claim" "$message"

@@ -32,6 +32,8 @@ spec:
           capacityPerMember: 256Mi
 YAML
 kvc_wait_for 120 "LeaderAvailable=False/ErrImageNeverPull" kvcb_condition_is $b LeaderAvailable False/ErrImageNeverPull
+kvc_wait_for 30 "kvcache diagnose names it: KVCacheBackend stuck in Provisioning or Error" \
+  diagnose_finds KVCacheBackend $b "KVCacheBackend stuck in Provisioning or Error"
 message=$(object_message kvcb $b LeaderAvailable)
 kvc_log "LeaderAvailable: $message"
 kvc_assert_contains "naming the leader Pod" "Pod $b-leader-" "$message"

@@ -43,6 +43,8 @@ spec:
 YAML
 kvc_wait_for 180 "MembersMounted=False/MemberInitCrashLooping" \
   kvcb_condition_is $b MembersMounted False/MemberInitCrashLooping
+kvc_wait_for 30 "kvcache diagnose names it: Member init container restarts" \
+  diagnose_finds KVCacheBackend $b "Member init container restarts"
 message=$(object_message kvcb $b MembersMounted)
 kvc_log "MembersMounted: $message"
 member=$(store_pods $b member-0 | head -1)

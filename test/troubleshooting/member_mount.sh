@@ -30,6 +30,7 @@ kvc_wait_for 120 "the kubelet records the table's Event: FailedMount ... hostPat
 kvc_assert_eq "the member Pod is stuck in Pending" "Pending" \
   "$(kubectl -n "$KVC_SYSTEM_NAMESPACE" get pod "$member" -o jsonpath='{.status.phase}')"
 kvc_wait_for 60 "the backend says MembersMounted=False/FailedMount" kvcb_condition_is $b MembersMounted False/FailedMount
+kvc_wait_for 30 "kvcache diagnose names it: Member Pod stuck" diagnose_finds KVCacheBackend $b "Member Pod stuck"
 message=$(kvcb_field $b '{.status.conditions[?(@.type=="MembersMounted")].message}')
 kvc_log "MembersMounted: $message"
 kvc_assert_contains "naming the Pod" "Pod $member:" "$message"
@@ -42,4 +43,5 @@ t0=$SECONDS
 kvc_wait_for 240 "the kubelet mounts it: MembersMounted=True/Mounted" kvcb_condition_is $b MembersMounted True/Mounted
 kvc_wait_for 60 "and the backend is Ready" kvcb_phase_is $b Ready
 kvc_log "recovered $((SECONDS - t0)) s after the directory was created"
+kvc_assert_ok "and kvcache diagnose finds nothing on it any more" diagnose_clear KVCacheBackend $b
 kvc_done

@@ -35,6 +35,8 @@ kvc_assert_contains "the pool is admitted with a warning: ceilings are not enfor
   "declares leader.multiTenancy: false: no per-tenant quota in force. Ceilings are not enforced" "$warnings"
 kvc_wait_for 60 "the pool: QuotaLedgerAvailable=False/MultiTenancyDisabled" \
   object_condition_is kvcp $b QuotaLedgerAvailable False/MultiTenancyDisabled
+kvc_wait_for 30 "kvcache diagnose notes it (not a fault)" \
+  diagnose_finds KVCachePool $b "KVCachePool QuotaLedgerAvailable=False" ""
 kvc_wait_for 30 "the pool is Ready" bash -c "[ \"\$(kubectl get kvcp $b -o jsonpath='{.status.phase}')\" = Ready ]"
 ns=$(kvc_fresh_namespace no-ledger)
 kvc_assert_ok "a Binding on it" pool_binding "$ns" $b only 64Mi

@@ -44,6 +44,8 @@ kvc_assert_eq "phase Error" Error "$(kubectl get kvcp $b -o jsonpath='{.status.p
 kvc_assert_contains "its phase message: every grant is 0" "every grant is 0" \
   "$(kubectl get kvcp $b -o jsonpath='{.status.phaseMessage}')"
 kvc_wait_for 60 "the Binding: QuotaGranted=False/ZeroGranted" object_condition_is kvcpb team QuotaGranted False/ZeroGranted "$ns"
+kvc_wait_for 30 "kvcache diagnose names all three: Degraded, the pool's Error, effectiveQuota: 0" bash -c \
+  "diagnose_finds KVCacheBackend $b 'KVCacheBackend shows Degraded' && diagnose_finds KVCachePool $b 'KVCachePool shows Error' && diagnose_finds KVCachePoolBinding $ns/team 'KVCachePoolBinding effectiveQuota: 0'"
 kvc_assert_eq "effectiveQuota 0 (read from the master, not absent)" 0 \
   "$(kubectl -n "$ns" get kvcpb team -o jsonpath='{.status.effectiveQuota}')"
 kvc_assert_contains "its message points at the pool's CapacityAllocatable" "Read the pool's CapacityAllocatable" \

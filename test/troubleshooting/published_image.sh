@@ -65,6 +65,8 @@ kvc_assert_eq "the image has none of our binaries" none \
 kvc_assert_eq "one leader replica" 1 \
   "$(kubectl -n "$sys" get deployment $b-leader -o jsonpath='{.spec.replicas}')"
 kvc_wait_for 30 "ElectionObserved=False/NoHolder" kvcb_condition_is $b ElectionObserved False/NoHolder
+kvc_wait_for 30 "kvcache diagnose names it: A ready leader and a holderless Lease" \
+  diagnose_finds KVCacheBackend $b "A ready leader and a holderless Lease"
 message=$(object_message kvcb $b ElectionObserved)
 kvc_log "ElectionObserved: $message"
 kvc_assert_contains "naming the image" "$image" "$message"

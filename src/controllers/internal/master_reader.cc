@@ -15,6 +15,13 @@ bool unanswered(const R& result) {
 
 }  // namespace
 
+// A master's write count: its single writes, plus the objects of its batch writes when it counts
+// them; absent when the single-write counter is (the master exports no write counters at all).
+std::optional<std::int64_t> writes(std::optional<std::int64_t> single,
+                                   std::optional<std::int64_t> batch_items) {
+  return single ? std::optional<std::int64_t>(*single + batch_items.value_or(0)) : std::nullopt;
+}
+
 std::vector<policy::ObservedTenant> observedTenants(const std::vector<store::TenantQuota>& list) {
   std::vector<policy::ObservedTenant> out;
   out.reserve(list.size());
@@ -48,9 +55,13 @@ policy::BackendReading readBackend(store::AdminClient& client) {
     reading.allocated_bytes = metrics->allocated_bytes;
     reading.total_file_capacity_bytes = metrics->total_file_capacity_bytes;
     reading.allocated_file_bytes = metrics->allocated_file_size_bytes;
-    reading.put_start_total = metrics->put_start_requests_total;
-    reading.put_end_total = metrics->put_end_requests_total;
-    reading.put_revoke_total = metrics->put_revoke_requests_total;
+    // Single writes and the objects of batch writes (the engines' connectors write in batches).
+    reading.put_start_total =
+        writes(metrics->put_start_requests_total, metrics->batch_put_start_items_total);
+    reading.put_end_total =
+        writes(metrics->put_end_requests_total, metrics->batch_put_end_items_total);
+    reading.put_revoke_total =
+        writes(metrics->put_revoke_requests_total, metrics->batch_put_revoke_items_total);
   } else {
     reading.metrics_error = metrics.error().message();
   }

@@ -40,6 +40,24 @@ TEST(MetricsTest, RecordedScrapeOf0313CarriesCapacityAndChargedTenants) {
   EXPECT_EQ(a.occupancyBytes(), 1048576);
   EXPECT_TRUE(a.occupancyIncludesInFlight());
   EXPECT_EQ(metrics->tenants.at("team-b").effective_bytes, 89478485);
+  // The engines write in batches: their objects are counted apart from single puts.
+  EXPECT_EQ(metrics->batch_put_start_items_total, 0);
+  EXPECT_EQ(metrics->batch_put_end_items_total, 0);
+  EXPECT_EQ(metrics->batch_put_revoke_items_total, 0);
+}
+
+TEST(MetricsTest, BatchWritesAreReadItemByItem) {
+  auto metrics = parseMetrics(
+      "master_put_start_requests_total 0\n"
+      "master_batch_put_start_requests_total 8\n"
+      "master_batch_put_start_items_total 24\n"
+      "master_batch_put_end_items_total 24\n"
+      "master_batch_put_revoke_items_total 0\n");
+  ASSERT_TRUE(metrics.ok()) << metrics.error().message();
+  EXPECT_EQ(metrics->put_start_requests_total, 0);
+  EXPECT_EQ(metrics->batch_put_start_items_total, 24);
+  EXPECT_EQ(metrics->batch_put_end_items_total, 24);
+  EXPECT_EQ(metrics->batch_put_revoke_items_total, 0);
 }
 
 TEST(MetricsTest, RecordedScrapeOf0312CarriesUsedTenantFamilies) {

@@ -14,6 +14,9 @@ inline constexpr int kExitRefused = 3;   // a document was refused
 
 void addInjectCommand(CLI::App& app);
 void addCheckInjectCommand(CLI::App& app);
+void addProbeCommand(CLI::App& app);        // probe: the reuse probe
+void addStatusCommand(CLI::App& app);       // status: the tree of backends, pools, Bindings
+void addDiagnoseCommand(CLI::App& app);     // diagnose: the Troubleshooting table walked
 void addStoreCommand(CLI::App& app);        // store status
 void addStoreSurveyCommand(CLI::App& app);  // store survey
 void addStoreCleanCommand(CLI::App& app);   // store clean

@@ -41,6 +41,12 @@ inline constexpr std::string_view kMetricActiveClients = "master_active_clients"
 inline constexpr std::string_view kMetricPutStartRequests = "master_put_start_requests_total";
 inline constexpr std::string_view kMetricPutEndRequests = "master_put_end_requests_total";
 inline constexpr std::string_view kMetricPutRevokeRequests = "master_put_revoke_requests_total";
+// The batch writes' objects: the engines' connectors write in batches (vLLM
+// batch_put_from_multi_buffers, SGLang batch_put_from), which the counters above never see.
+inline constexpr std::string_view kMetricBatchPutStartItems = "master_batch_put_start_items_total";
+inline constexpr std::string_view kMetricBatchPutEndItems = "master_batch_put_end_items_total";
+inline constexpr std::string_view kMetricBatchPutRevokeItems =
+    "master_batch_put_revoke_items_total";
 inline constexpr std::string_view kMetricRemountRequests = "master_remount_segment_requests_total";
 inline constexpr std::string_view kMetricSegmentCapacity = "segment_total_capacity_bytes";
 inline constexpr std::string_view kMetricSegmentAllocated = "segment_allocated_bytes";
@@ -100,6 +106,9 @@ struct StoreMetrics {
   std::optional<std::int64_t> put_start_requests_total;
   std::optional<std::int64_t> put_end_requests_total;
   std::optional<std::int64_t> put_revoke_requests_total;
+  std::optional<std::int64_t> batch_put_start_items_total;
+  std::optional<std::int64_t> batch_put_end_items_total;
+  std::optional<std::int64_t> batch_put_revoke_items_total;
   std::optional<std::int64_t> remount_segment_requests_total;
   // The ledger-wide figures (multi-tenant masters only).
   std::optional<std::int64_t> allocatable_capacity_bytes;
