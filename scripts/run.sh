@@ -8,7 +8,8 @@
 # and 6 (a pool and three Bindings, whose grants the controllers read from that master), Steps 3
 # and 6's ModelDeployments (their role Deployments on the fake GPU nodes, CacheAttached read from
 # their own status), the reuse probe (kvcache probe: one replica reads what another wrote, another
-# tenant reads none of it, and a probe that cannot reach the master says so), a vLLM Pod, an SGLang Pod and one that is refused; prints what happened, and
+# tenant reads none of it, a later run finds what was kept, and a probe that cannot reach the
+# master says so), kvcache status and diagnose over all of it, a vLLM Pod, an SGLang Pod and one that is refused; prints what happened, and
 # leaves everything running.
 #
 # Usage: scripts/run.sh          set up (the first run builds the cluster: ~15-25 min), run the demo
@@ -101,13 +102,16 @@ banner "the reuse probe: kvcache probe, through the webhook, the Pod network and
 # probe is created (its engine Pods below belong on the fake GPU nodes).
 kubectl annotate namespace team-b --overwrite scheduler.alpha.kubernetes.io/node-selector= >/dev/null
 probe=("$kvcache" probe --kubeconfig "$KUBECONFIG" --node-selector type=real --seed walkthrough)
-echo "$ ${probe[*]} -n team-b --binding team-b --replicas 2"
-"${probe[@]}" -n team-b --binding team-b --replicas 2 2>/dev/null || true
+echo "$ ${probe[*]} -n team-b --binding team-b --replicas 2 --keep-blocks"
+"${probe[@]}" -n team-b --binding team-b --replicas 2 --keep-blocks 2>/dev/null || true
 echo
 echo "another Binding (team-a/team-a: another tenant), the same seed: none of team-b's blocks"
 kubectl annotate namespace team-a --overwrite scheduler.alpha.kubernetes.io/node-selector= >/dev/null
-"${probe[@]}" -n team-a --binding team-a 2>/dev/null || true
+"${probe[@]}" -n team-a --binding team-a --replicas 1 2>/dev/null || true
 kubectl annotate namespace team-a scheduler.alpha.kubernetes.io/node-selector- >/dev/null
+echo
+echo "team-b again, the same seed: the blocks the first run kept are found; then they are removed"
+"${probe[@]}" -n team-b --binding team-b --replicas 2 2>/dev/null || true
 echo
 echo "a namespace whose Pods may reach nothing but DNS: the probe fails, naming the step and the check"
 kubectl -n team-b apply -f - >/dev/null <<'YAML'
@@ -160,6 +164,11 @@ banner "vllm-scripted: refused at admission, with the fix"
 cat "$demo/refused.txt"
 kubectl -n team-a get pods -o wide
 
+banner "kvcache status: the whole walkthrough as one tree; kvcache diagnose: the Troubleshooting table walked"
+"$kvcache" status --kubeconfig "$KUBECONFIG"
+echo
+"$kvcache" diagnose --kubeconfig "$KUBECONFIG" || true
+
 banner "left running"
 kubectl get nodes -L type
 echo
@@ -179,6 +188,8 @@ cat <<TXT
   ${store_status[*]}
                                                     # the master's own view (mutual TLS)
   $kvcache check-inject -f examples/demo/pods.yaml --kubeconfig \$KUBECONFIG
+  $kvcache status --kubeconfig \$KUBECONFIG          # backend -> pools -> Bindings -> workloads
+  $kvcache diagnose --kubeconfig \$KUBECONFIG        # the Troubleshooting table, walked
   $kvcache probe -n team-b --binding team-b --kubeconfig \$KUBECONFIG --node-selector type=real
                                                     # two replicas reuse each other's blocks
   test/cluster/cluster.sh status $KVC_CLUSTER_DIR   # every process, node and the bridge

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <cstdio>
 #include <limits>
 #include <utility>
 
@@ -161,6 +162,22 @@ std::string formatBinarySI(std::int64_t bytes) {
     ++unit;
   }
   return std::to_string(value) + std::string(kUnits[unit]);
+}
+
+std::string humanBytes(std::int64_t bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) {
+    return std::to_string(bytes) + " B";
+  }
+  double value = static_cast<double>(bytes);
+  int unit = -1;
+  while (value >= 1024.0 && unit < 5) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.1f %s", value, kUnits[unit]);
+  return buffer;
 }
 
 }  // namespace kvc

@@ -5,6 +5,9 @@
 #include <numeric>
 #include <vector>
 
+#include "kvc/common/columns.h"
+#include "kvc/common/quantity.h"
+
 namespace kvc::store {
 
 StoreOverview readOverview(AdminClient& client) {
@@ -29,52 +32,10 @@ bool overviewHealthy(const StoreOverview& overview) {
          overview.segments.ok() && ledger_answered;
 }
 
-std::string humanBytes(std::int64_t bytes) {
-  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (bytes < 1024) {
-    return std::to_string(bytes) + " B";
-  }
-  double value = static_cast<double>(bytes);
-  int unit = -1;
-  while (value >= 1024.0 && unit < 5) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.1f %s", value, kUnits[unit]);
-  return buffer;
-}
-
 namespace {
 
 std::string figure(const std::optional<std::int64_t>& bytes) {
   return bytes ? humanBytes(*bytes) : std::string("(absent)");
-}
-
-// Left-aligned columns separated by two spaces; the last column is not padded.
-std::string renderColumns(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
-    }
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) {
-        line.append(widths[i] - row[i].size() + 2, ' ');
-      }
-    }
-    while (!line.empty() && line.back() == ' ') {
-      line.pop_back();
-    }
-    out += line + "\n";
-  }
-  return out;
 }
 
 Json errorJson(const StoreError& error) {

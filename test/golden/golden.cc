@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -87,6 +88,26 @@ std::string compare(const std::filesystem::path& expected, const std::string& ac
   }
   return expected.string() + " differs (KVC_UPDATE_GOLDEN=1 regenerates it):\n" +
          unifiedDiff(expected, actual);
+}
+
+std::string caseName(const std::string& stem) {
+  std::string name;
+  for (char c : stem) {
+    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  }
+  return name;
+}
+
+std::vector<std::string> goldensWithoutInput(const std::filesystem::path& dir,
+                                             const std::string& input_extension) {
+  const std::vector<std::string> inputs = discover(dir, input_extension);
+  std::vector<std::string> orphans;
+  for (const std::string& stem : discover(dir, ".golden")) {
+    if (std::find(inputs.begin(), inputs.end(), stem) == inputs.end()) {
+      orphans.push_back(stem);
+    }
+  }
+  return orphans;
 }
 
 }  // namespace kvc::golden

@@ -20,4 +20,11 @@ std::string readFile(const std::filesystem::path& path);
 // (temporary file + rename) and returns "".
 std::string compare(const std::filesystem::path& expected, const std::string& actual);
 
+// A test name for the case `stem` ("001-step-1" -> "001_step_1").
+std::string caseName(const std::string& stem);
+
+// The stems of `dir`'s goldens that have no input (`input_extension`): each is a failure.
+std::vector<std::string> goldensWithoutInput(const std::filesystem::path& dir,
+                                             const std::string& input_extension = ".yaml");
+
 }  // namespace kvc::golden

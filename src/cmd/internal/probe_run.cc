@@ -250,9 +250,8 @@ Result<policy::ProbeReport> runProbe(const kube::ClientPtr& client, ProbeRunOpti
   }
   // Every probe that reached the store may have written (or found an earlier run's blocks of the
   // same seed, which are the probe's own too: its keys name the probe's model).
-  const bool reached = std::any_of(all.begin(), all.end(), [](const Started& s) {
-    return s.result->lookups > 0;
-  });
+  const bool reached =
+      std::any_of(all.begin(), all.end(), [](const Started& s) { return s.result->lookups > 0; });
   if (!options.keep_blocks && reached) {
     spec.clean = true;
     spec.replica = 0;

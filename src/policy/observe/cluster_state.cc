@@ -79,6 +79,9 @@ Result<ClusterState> clusterStateFromObjects(const std::vector<Json>& objects) {
       state.model_deployments.push_back(std::move(object));
     } else if (kind == "Pod") {
       state.pods.push_back(std::move(object));
+    } else if (kind.empty()) {
+      return invalidArgument("a document without kind (" + objectName(object) +
+                             "): a recorded state is objects as the API server returns them");
     } else {
       return invalidArgument(
           "a recorded state holds KVCacheBackend, KVCachePool, "

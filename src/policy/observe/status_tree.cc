@@ -1,6 +1,9 @@
 #include "kvc/policy/observe/status_tree.h"
 
+#include <algorithm>
 #include <set>
+
+#include "kvc/common/quantity.h"
 
 namespace kvc::policy {
 namespace {
@@ -10,10 +13,18 @@ Json at(const Json& object, const char* pointer) {
   return object.value(Json::json_pointer(pointer), Json());
 }
 
+// Deletable=False (a backend its pools use) and Releasable=False (a Binding its workloads use) are
+// the normal reading of an object in use; they say something only while it is being deleted.
+bool mattersNow(const Json& object, const ConditionView& c) {
+  const bool deleting =
+      object.contains("metadata") && object["metadata"].contains("deletionTimestamp");
+  return deleting || (c.type != "Deletable" && c.type != "Releasable");
+}
+
 Json unhealthyConditions(const Json& object) {
   Json out = Json::array();
   for (const ConditionView& c : conditionsOf(object)) {
-    if (c.status != "True") {
+    if (c.status != "True" && mattersNow(object, c)) {
       out.push_back(
           {{"type", c.type}, {"status", c.status}, {"reason", c.reason}, {"message", c.message}});
     }
@@ -103,8 +114,19 @@ std::string firstBackend(const Json& pool) {
              : std::string();
 }
 
+// A figure as written ("8Gi"); a plain byte count ("214748365", how the controllers write a grant
+// that is no whole unit) for people ("204.8 MiB").
 std::string text(const Json& value) {
-  return value.is_null() ? "-" : value.is_string() ? value.get<std::string>() : value.dump();
+  if (value.is_number_integer()) {
+    return humanBytes(value.get<std::int64_t>());
+  }
+  if (!value.is_string()) {
+    return value.is_null() ? "-" : value.dump();
+  }
+  const std::string s = value.get<std::string>();
+  const bool digits = !s.empty() && s.size() < 19 &&
+                      std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return digits && s != "0" ? humanBytes(std::stoll(s)) : s;
 }
 
 // The phase, and "(deleting)" while the object is being deleted.
@@ -116,8 +138,8 @@ void appendConditions(std::string& out, const Json& node, const std::string& ind
   for (const Json& c : node.value("conditions", Json::array())) {
     // "!" a condition False, "?" one Unknown (not reported yet, or nothing to report).
     out += indent + (c.value("status", std::string()) == "False" ? "! " : "? ") +
-           c.value("type", std::string()) + "=" + c.value("status", std::string()) +
-           "/" + c.value("reason", std::string());
+           c.value("type", std::string()) + "=" + c.value("status", std::string()) + "/" +
+           c.value("reason", std::string());
     const std::string message = c.value("message", std::string());
     out += message.empty() ? "\n" : ": " + message + "\n";
   }

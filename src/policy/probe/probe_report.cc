@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "kvc/common/columns.h"
+
 namespace kvc::policy {
 namespace {
 
@@ -84,28 +86,6 @@ std::string throughput(const ProbeTimings& t) {
 
 using Row = std::vector<std::string>;
 
-std::string renderRows(const std::vector<Row>& rows) {
-  std::vector<std::size_t> widths;
-  for (const Row& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()));
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
-    }
-  }
-  std::string out;
-  for (const Row& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) {
-        line += std::string(widths[i] - row[i].size() + 2, ' ');
-      }
-    }
-    out += line + "\n";
-  }
-  return out;
-}
-
 }  // namespace
 
 bool ProbeReport::ok() const {
@@ -161,7 +141,7 @@ std::string probeReportTable(const ProbeReport& report) {
                     latency(r.put), latency(r.get), throughput(r.put), throughput(r.get),
                     r.ok() ? "ok" : "failed (" + std::string(probeStageName(r.stage)) + ")"});
   }
-  out += renderRows(rows);
+  out += renderColumns(rows);
   for (const ProbeResult& r : report.probes) {
     if (!r.ok()) {
       out += "probe " + std::to_string(r.replica) + ": " + probeFailureMessage(r) + "\n";

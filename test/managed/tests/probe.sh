@@ -14,6 +14,7 @@
 #     failed at connect, the message naming the master and what to check;
 #   - a probe whose tenant the master no longer knows (its ledger entry deleted through the admin
 #     API, before the operator's next pass registers it again): exit 3, TENANT_NOT_REGISTERED;
+#   - the backend's PoolWrites sees the probes' writes (batch writes, as the engines make them);
 #   - a probe against a paused master (SIGSTOP): exit 3, stalled, within its deadline;
 #   - no probe Pod is left behind, and every Binding is released when deleted (nothing of the
 #     probes holds it);
@@ -71,6 +72,9 @@ kvc_assert_eq "every block read back intact, on the file vehicle, tenant probe-a
   "$(jq -r '"\(.probes[0].corruptBlocks) \(.probes[1].corruptBlocks) \(.probes[1].vehicle)/\(.probes[1].tenant)"' <<<"$report")"
 kvc_assert_eq "the second's hit ratio is the engine's (hit tokens / queried tokens)" true \
   "$(jq -r '.probes[1] | .hitRatio == ((.hitTokens / .queryTokens * 10000 | round) / 10000)' <<<"$report")"
+# The engines (and the probe) write in batches: the backend's PoolWrites counts those writes too.
+kvc_wait_for 45 "the backend sees the batch writes: PoolWrites=True/WriteObserved" \
+  kvcb_condition_is $b PoolWrites True/WriteObserved
 
 probe "$ns_b" shared
 kvc_assert_eq "a probe on another Binding (tenant probe-b), same seed: exit 0, none of the prefix blocks" \

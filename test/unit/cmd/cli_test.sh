@@ -153,5 +153,43 @@ check "and names MOONCAKE_MASTER" err_has 'MOONCAKE_MASTER'
 MOONCAKE_MASTER=svc.ns.svc:50051 run store member -- sh -c 'exit 5'
 check "with a Service address the member's exit code is the supervisor's" code 5
 
+# status and diagnose over a recorded state: a Binding granted nothing (a problem), an
+# oversubscribed pool (a note).
+cat >"$tmp/state.yaml" <<'YAML'
+apiVersion: worker.gpustack.ai/v1
+kind: KVCachePool
+metadata: {name: p}
+spec: {backends: [b], quota: {total: 1Gi}}
+status:
+  phase: Ready
+  conditions: [{type: QuotaWithinTotal, status: "False", reason: Oversubscribed, message: over}]
+---
+apiVersion: worker.gpustack.ai/v1
+kind: KVCachePoolBinding
+metadata: {name: t, namespace: team-a}
+spec: {poolRef: {name: p}, quota: {ceiling: 2Gi}, domain: {blockSize: 16, dtype: bfloat16}}
+status:
+  phase: Ready
+  effectiveQuota: "0"
+  conditions: [{type: QuotaGranted, status: "False", reason: ZeroGranted, message: nothing}]
+YAML
+run diagnose --state "$tmp/state.yaml"
+check "diagnose: a problem found is exit 3" code 3
+check "and names the symptom and the fix" out_has 'KVCachePoolBinding team-a/t: KVCachePoolBinding effectiveQuota: 0'
+run diagnose --state "$tmp/state.yaml" -o json
+check "diagnose -o json: one problem, one note" test "$(jq -c '[.problems, .notes]' "$tmp/out")" = '[1,1]'
+sed -i '/^---$/,$d' "$tmp/state.yaml"
+run diagnose --state "$tmp/state.yaml"
+check "diagnose: notes only is exit 0" code 0
+run status --state "$tmp/state.yaml" -o json
+check "status: the pool without its backend is listed, not dropped" \
+  test "$(jq -r '.poolsWithoutBackend[0].name' "$tmp/out")" = p
+echo 'kind: Secret' >"$tmp/secret.yaml"
+run status --state "$tmp/secret.yaml"
+check "status: a recorded state of another kind is bad input" code 2
+check "and names the kind" err_has "not 'Secret'"
+run probe -n team-a
+check "probe without --binding is bad input" code 2
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

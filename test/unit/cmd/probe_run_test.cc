@@ -46,7 +46,8 @@ std::string result(int replica, int written) {
               {"tenant", "default"},
               {"prefixBlocks", 8},
               {"prefixRead", replica == 1 ? 0 : 8},
-              {"written", written}, {"lookups", written > 0 ? 80 : 0}}
+              {"written", written},
+              {"lookups", written > 0 ? 80 : 0}}
       .dump();
 }
 

@@ -20,4 +20,7 @@ Result<std::int64_t> parseQuantityBytes(std::string_view text);
 // "100"), which is how the API server canonicalises a BinarySI quantity.
 std::string formatBinarySI(std::int64_t bytes);
 
+// For people, rounded to one decimal: "256.0 MiB", "1.5 GiB", "512 B".
+std::string humanBytes(std::int64_t bytes);
+
 }  // namespace kvc

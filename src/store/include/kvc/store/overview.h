@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kvc/common/json.h"
+#include "kvc/common/quantity.h"  // humanBytes, which the overview text uses
 #include "kvc/store/admin_client.h"
 
 namespace kvc::store {
@@ -31,8 +32,5 @@ std::string renderOverviewTable(const StoreOverview& overview);
 // The same content for programs: exact byte figures, absent figures as null, failures as
 // {"error": {"kind", "message", "httpStatus", "errorCode"}}.
 Json overviewToJson(const StoreOverview& overview);
-
-// "256.0 MiB", "1.5 GiB", "512 B".
-std::string humanBytes(std::int64_t bytes);
 
 }  // namespace kvc::store
