@@ -74,6 +74,32 @@ replica sglang 2 probe-a; s2=$out; [ $rc = 0 ] || fail "SGLang replica 2: exit $
   fail "SGLang replica 2 should read the prefix, K and V objects a block: $s2"
 ok "SGLang: another key layout (none of vLLM's blocks), two objects a page, its own reuse"
 
+# A page with one of its two objects gone is absent as a whole: the hit stops before it, it is
+# written again, and each page after it is judged by its own objects (page 3 loses its K, page 4
+# its V: both are written again).
+env -i PATH="$PATH" KVC_PROBE_ENGINE=sglang KVC_PROBE_SEED="$seed" KVC_PROBE_BLOCK_TOKENS=16 \
+  MOONCAKE_MASTER="$KVC_STORE_RPC" MOONCAKE_TENANT_ID=probe-a MOONCAKE_PROTOCOL=tcp \
+  MOONCAKE_GLOBAL_SEGMENT_SIZE=0 MOONCAKE_LOCAL_HOSTNAME=127.0.0.1 \
+  "$KVC_STORE_PYTHON" - "$SCRIPT" >"$work/remove.log" 2>&1 <<'PY' || fail "removing page 3's K and page 4's V: $(tail -3 "$work/remove.log")"
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("probe_replica", sys.argv[1])
+probe = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(probe)
+p = probe.Probe(probe.workload(), probe.injected_config(), lambda phase: None)
+p.setup()
+pages = p.prompt_blocks(0, 1)[1]
+k3, v4 = pages[3][0], pages[4][1]
+assert k3.endswith("_k") and v4.endswith("_v"), (k3, v4)
+sys.exit(0 if p.store.remove(k3, True) == 0 and p.store.remove(v4, True) == 0 else 1)
+PY
+replica sglang 3 probe-a; g=$out; [ $rc = 0 ] || fail "SGLang replica 3: exit $rc: $g"
+[ "$(field '"\(.prefixRead) \(.corrupt)"' "$g")" = "3 0" ] || fail "the hit should stop at page 3: $g"
+# Its first prompt reads pages 0-2 and writes pages 3 and 4 again with its own 2 suffix pages; the
+# 7 others read all 8 prefix pages and write their 2 each.
+[ "$(field '"\(.read) \(.written)"' "$g")" = "59 18" ] ||
+  fail "3 + 7 x 8 pages read, pages 3 and 4 once and 8 x 2 suffix pages written: $g"
+ok "a page missing one of its objects ends the hit and is written again; each page after it is judged by its own"
+
 replica vllm 3 probe-b; b1=$out; [ $rc = 0 ] || fail "another tenant: exit $rc: $b1"
 [ "$(field '.prefixRead' "$b1")" = 0 ] || fail "another tenant read probe-a's blocks: $b1"
 ok "another tenant, the same seed: none of them"
