@@ -52,10 +52,17 @@ kvc_assert_eq "the master runs as uid 65532 (the store image's user)" "65532" \
 
 # The client checks from inside a Pod on the other node and prints one line per fact.
 probe='
-import json, os, socket, ssl, urllib.request
+import json, os, socket, ssl, time, urllib.request
 def line(k, v): print(f"{k}={v}", flush=True)
 line("master-address", socket.gethostbyname("master.'$ns'.svc"))
-health = json.loads(urllib.request.urlopen("http://master.'$ns'.svc:9003/health", timeout=5).read())
+# The Service routes to the master once kube-proxy has its endpoint, a moment after it is Ready.
+for attempt in range(20):
+    try:
+        health = json.loads(urllib.request.urlopen("http://master.'$ns'.svc:9003/health", timeout=5).read())
+        break
+    except OSError as e:
+        line("health-attempt", f"{attempt}: {e}")
+        time.sleep(1)
 line("service-ready", health["service_ready"])
 line("kubernetes-default", socket.gethostbyname("kubernetes.default"))
 sa = "/var/run/secrets/kubernetes.io/serviceaccount"
