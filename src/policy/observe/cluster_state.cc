@@ -18,6 +18,15 @@ bool injected(const Json& pod) {
 
 }  // namespace
 
+bool beingDeleted(const Json& object) {
+  return object.contains("metadata") && object["metadata"].is_object() &&
+         object["metadata"].contains("deletionTimestamp");
+}
+
+bool mattersNow(const Json& object, const ConditionView& condition) {
+  return beingDeleted(object) || (condition.type != "Deletable" && condition.type != "Releasable");
+}
+
 std::string objectName(const Json& object) {
   const std::string namespace_name = stringAt(object, {"metadata", "namespace"});
   const std::string name = stringAt(object, {"metadata", "name"});

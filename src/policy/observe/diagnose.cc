@@ -144,19 +144,11 @@ bool matches(const Row& row, const ConditionView& c) {
           std::find(row.reasons.begin(), row.reasons.end(), c.reason) != row.reasons.end());
 }
 
-// A Binding's Releasable=False matters only while it is being deleted.
-bool relevant(const Json& object, const Row& row) {
-  if (row.condition == "Releasable") {
-    return object.contains("metadata") && object["metadata"].contains("deletionTimestamp");
-  }
-  return true;
-}
-
 void walk(const std::vector<Json>& objects, std::string_view kind, std::vector<Finding>& out) {
   for (const Json& object : objects) {
     for (const ConditionView& c : conditionsOf(object)) {
       for (const Row& row : rows()) {
-        if (row.kind == kind && matches(row, c) && relevant(object, row)) {
+        if (row.kind == kind && matches(row, c) && mattersNow(object, c)) {
           out.push_back({row.severity, std::string(kind), objectName(object),
                          std::string(row.symptom), c, std::string(row.fix)});
         }

@@ -13,14 +13,6 @@ Json at(const Json& object, const char* pointer) {
   return object.value(Json::json_pointer(pointer), Json());
 }
 
-// Deletable=False (a backend its pools use) and Releasable=False (a Binding its workloads use) are
-// the normal reading of an object in use; they say something only while it is being deleted.
-bool mattersNow(const Json& object, const ConditionView& c) {
-  const bool deleting =
-      object.contains("metadata") && object["metadata"].contains("deletionTimestamp");
-  return deleting || (c.type != "Deletable" && c.type != "Releasable");
-}
-
 Json unhealthyConditions(const Json& object) {
   Json out = Json::array();
   for (const ConditionView& c : conditionsOf(object)) {
@@ -32,12 +24,8 @@ Json unhealthyConditions(const Json& object) {
   return out;
 }
 
-// True while the object is being deleted (its finalizers still run).
-Json deleting(const Json& object) {
-  return object.contains("metadata") && object["metadata"].contains("deletionTimestamp")
-             ? Json(true)
-             : Json();
-}
+// true while the object is being deleted; absent (dropped by compact) otherwise.
+Json deleting(const Json& object) { return beingDeleted(object) ? Json(true) : Json(); }
 
 // Drops absent figures, so the JSON says "absent" by leaving the key out.
 Json compact(Json object) {

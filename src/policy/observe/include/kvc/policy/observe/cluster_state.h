@@ -39,6 +39,14 @@ struct ConditionView {
 std::optional<ConditionView> conditionOf(const Json& object, std::string_view type);
 std::vector<ConditionView> conditionsOf(const Json& object);
 
+// True while the object is being deleted (its finalizers still run).
+bool beingDeleted(const Json& object);
+
+// Whether a condition says something now. Deletable=False (a backend its pools use) and
+// Releasable=False (a Binding its workloads use) are the normal reading of an object in use: they
+// matter only while it is being deleted. Every other condition always does.
+bool mattersNow(const Json& object, const ConditionView& condition);
+
 // "name" for a cluster-scoped object, "namespace/name" for a namespaced one.
 std::string objectName(const Json& object);
 
