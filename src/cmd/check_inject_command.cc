@@ -6,6 +6,7 @@
 #include "internal/cluster_source.h"
 #include "internal/injection_run.h"
 #include "kvc/cmd/commands.h"
+#include "kvc/common/columns.h"
 #include "kvc/policy/inject/keys.h"
 
 namespace kvc::cmd {
@@ -19,23 +20,11 @@ struct CheckOptions {
 
 using Row = std::vector<std::string>;
 
+// The rows as columns (kvc::renderColumns), each line indented.
 void printTable(std::ostream& out, const std::vector<Row>& rows, std::string_view indent) {
-  std::vector<std::size_t> widths;
-  for (const Row& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()));
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
-    }
-  }
-  for (const Row& row : rows) {
-    std::string line(indent);
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) {
-        line += std::string(widths[i] - row[i].size() + 2, ' ');
-      }
-    }
-    out << line << "\n";
+  std::istringstream lines(renderColumns(rows));
+  for (std::string line; std::getline(lines, line);) {
+    out << indent << line << "\n";
   }
 }
 
