@@ -32,6 +32,36 @@ Result<std::chrono::seconds> leaseSetting(std::string_view key, const std::strin
   return std::chrono::seconds(seconds);
 }
 
+// "90s", "10m", "1h": a whole number of one unit within [kMinUnusedAfter, kMaxUnusedAfter].
+Result<std::chrono::seconds> unusedAfterSetting(std::string_view key, const std::string& value) {
+  long seconds = 0;
+  const bool digits = value.size() >= 2 && value.size() <= 6 &&
+                      value.find_first_not_of("0123456789") == value.size() - 1;
+  if (digits) {
+    const long n = std::stol(value.substr(0, value.size() - 1));
+    switch (value.back()) {
+      case 's':
+        seconds = n;
+        break;
+      case 'm':
+        seconds = n * 60;
+        break;
+      case 'h':
+        seconds = n * 3600;
+        break;
+      default:
+        break;
+    }
+  }
+  if (seconds < kMinUnusedAfter.count() || seconds > kMaxUnusedAfter.count()) {
+    return invalidArgument("Setting " + std::string(key) + " is \"" + value +
+                           "\"; set it to a whole number of seconds, minutes or hours from 10s "
+                           "to 24h (e.g. \"10m\") in ConfigMap " +
+                           std::string(kOperatorNamespace) + "/" + std::string(kSettingsConfigMap));
+  }
+  return std::chrono::seconds(seconds);
+}
+
 }  // namespace
 
 Result<SettingsDecode> settingsFromConfigMap(const Json& config_map) {
@@ -63,6 +93,10 @@ Result<SettingsDecode> settingsFromConfigMap(const Json& config_map) {
       out.settings.store_metrics_identity = value;
     } else if (key == kSettingLeaderLease) {
       KVC_ASSIGN_OR_RETURN(out.settings.leader_lease, leaseSetting(key, value));
+    } else if (key == kSettingEngineMetrics) {
+      KVC_ASSIGN_OR_RETURN(out.settings.engine_metrics, boolSetting(key, value));
+    } else if (key == kSettingUnusedAfter) {
+      KVC_ASSIGN_OR_RETURN(out.settings.unused_after, unusedAfterSetting(key, value));
     } else {
       out.warnings.push_back("unknown Setting \"" + key + "\" is ignored");
     }

@@ -148,6 +148,13 @@ void addProbeCommand(CLI::App& app) {
                    "Seconds past the deadline a probe Pod may take to start and report")
       ->check(CLI::Range(5, 3600))
       ->capture_default_str();
+  command
+      ->add_option("--serve-metrics", options->run.workload.serve_seconds,
+                   "Seconds each probe serves its counters after its run, on the engine's metrics "
+                   "port (vLLM 8000, SGLang 30000), as an engine would: the operator reads them "
+                   "into the Binding's status.hitRate. The run takes that much longer a wave")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
   command->add_flag("--keep", options->run.keep, "Leave the probe Pods for inspection");
   command->add_flag("--keep-blocks", options->run.keep_blocks,
                     "Leave the blocks the probes wrote in the store (by default a last Pod removes "

@@ -9,6 +9,7 @@
 #include "internal/foreground_delete.h"
 #include "kvc/api/binding.h"
 #include "kvc/api/model_deployment_conditions.h"
+#include "kvc/controllers/indexes.h"
 #include "kvc/kube/object.h"
 #include "kvc/kube/resource.h"
 #include "kvc/kube/time.h"
@@ -63,10 +64,11 @@ std::vector<std::string> replicaDeployment(const Json& pod) {
 }
 
 runtime::Transform replicaPodProjection() {
-  return runtime::keepFields({"/metadata/annotations/kvcache.gpustack.ai~1pod-spec-hash",
-                              "/metadata/deletionGracePeriodSeconds", "/spec/nodeName",
-                              "/status/phase", "/status/reason", "/status/message",
-                              "/status/conditions", "/status/containerStatuses"});
+  return withEngineContainers(
+      runtime::keepFields({"/metadata/annotations/kvcache.gpustack.ai~1pod-spec-hash",
+                           "/metadata/deletionGracePeriodSeconds", "/spec/nodeName",
+                           "/spec/containers", "/status/phase", "/status/reason", "/status/message",
+                           "/status/podIP", "/status/conditions", "/status/containerStatuses"}));
 }
 
 void recordReplicaTransition(const runtime::Cache& deployments, runtime::EventRecorder& events,

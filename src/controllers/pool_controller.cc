@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "internal/engine_counters.h"
 #include "internal/informers.h"
 #include "internal/master_reader.h"
 #include "kvc/api/backend.h"
@@ -221,7 +222,47 @@ Result<policy::PoolObservation> PoolReconciler::observe(const Json& pool_object,
       KVC_RETURN_IF_ERROR(observeHolds(binding, wall, seen, stop));
     }
   }
+  observeUses(seen);
   return seen;
+}
+
+void PoolReconciler::observeUses(policy::PoolObservation& seen) const {
+  if (!config_.engine_counters) {
+    return;
+  }
+  const api::Settings settings = config_.settings ? config_.settings() : api::Settings{};
+  const internal::EnginePodSources sources{config_.pods, config_.model_deployments,
+                                           config_.replica_pods};
+  const Clock::WallTime now = config_.clock->wallNow();
+  for (const KVCachePoolBinding& binding : seen.bindings) {
+    const std::string key = binding.metadata.namespace_name + "/" + binding.metadata.name;
+    seen.uses[key] = internal::bindingUseOf(sources, *config_.engine_counters, settings, key, now);
+  }
+}
+
+void PoolReconciler::recordCacheUnused(const policy::BindingStatusPlan& planned,
+                                       const policy::PoolObservation& seen) const {
+  const api::Condition* before =
+      api::findCondition(planned.facts.binding.status.conditions, policy::kCacheUsed);
+  const api::Condition* after = api::findCondition(planned.status.conditions, policy::kCacheUsed);
+  const bool turned_false = after != nullptr && after->status == api::kConditionFalse &&
+                            (before == nullptr || before->status != api::kConditionFalse);
+  if (!turned_false || config_.events == nullptr || !planned.facts.use) {
+    return;
+  }
+  const KVCachePoolBinding& binding = planned.facts.binding;
+  for (const policy::EnginePodUse* pod : policy::unusedPods(*planned.facts.use)) {
+    const Json regarding = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", pod->name}, {"namespace", binding.metadata.namespace_name}}}};
+    config_.events->event(
+        regarding, runtime::EventType::Warning, policy::kEventReasonCacheUnused, "ReadCounters",
+        policy::cacheUnusedNote(*pod, binding.spec.domain.name, binding.metadata.namespace_name,
+                                binding.metadata.name));
+  }
+  spdlog::warn("pool {}: KVCachePoolBinding {} caches nothing: {}", seen.pool.metadata.name,
+               planned.key, after->message);
 }
 
 // What still references a deleting Binding (its usedBy, the labelled Pods naming it), and how
@@ -470,6 +511,7 @@ Status PoolReconciler::actBindings(const policy::PoolPlan& plan,
     if (!written.ok()) {
       return written.status();
     }
+    recordCacheUnused(planned, seen);
   }
   return okStatus();
 }

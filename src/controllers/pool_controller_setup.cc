@@ -2,6 +2,7 @@
 // reconciles, and which updates are worth a pass.
 #include <memory>
 
+#include "internal/engine_counters.h"
 #include "internal/informers.h"
 #include "internal/store_objects.h"
 #include "kvc/controllers/indexes.h"
@@ -42,6 +43,35 @@ bool turnedReady(const Json& old_pod, const Json& new_pod) {
   return policy::podReady(new_pod) && !policy::podReady(old_pod);
 }
 
+// The engine counter reader over both kinds of engine Pods, sharing the pool controller's caches;
+// its book is what the pool passes read.
+std::shared_ptr<const internal::EngineCounterBook> addEngineCounterReader(
+    runtime::Manager& manager, const ControllerSetup& setup,
+    const internal::EnginePodSources& sources, runtime::Informer& held_pods,
+    runtime::Informer& replica_pods, std::function<api::Settings()> settings,
+    Clock::Duration resync) {
+  internal::EngineCounterReaderConfig config;
+  config.sources = sources;
+  config.book = std::make_shared<internal::EngineCounterBook>();
+  config.http = store::newCurlTransport();
+  config.settings = std::move(settings);
+  config.resync = resync;
+  std::shared_ptr<const internal::EngineCounterBook> book = config.book;
+  runtime::ControllerOptions options;
+  options.name = std::string(kEngineCounterReaderName);
+  // Reads are short and bounded (kEngineReadTimeout); several workers keep one Pod that does
+  // not answer from delaying the others.
+  options.workers = std::max(4, setup.workers);
+  options.metrics = &manager.metrics();
+  auto controller = std::make_shared<runtime::Controller>(
+      std::move(options), std::make_shared<internal::EngineCounterReader>(std::move(config)));
+  // Every event: the reader itself keeps to one read per Pod per resync.
+  controller->watch(held_pods);
+  controller->watch(replica_pods);
+  manager.addController(controller);
+  return book;
+}
+
 }  // namespace
 
 Status PoolReconciler::setupWithManager(runtime::Manager& manager, const ControllerSetup& setup) {
@@ -55,6 +85,7 @@ Status PoolReconciler::setupWithManager(runtime::Manager& manager, const Control
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr settings, informers.settings());
   KVC_ASSIGN_OR_RETURN(runtime::InformerPtr store_pods,
                        informers.storeObjects(kube::resources::pods()));
+  KVC_ASSIGN_OR_RETURN(runtime::InformerPtr replica_pods, informers.replicaPods());
 
   PoolControllerConfig config;
   config.client = manager.client();
@@ -71,6 +102,12 @@ Status PoolReconciler::setupWithManager(runtime::Manager& manager, const Control
   config.leading_until = setup.leading_until;
   config.operator_namespace = setup.operator_namespace;
   config.metrics = &manager.metrics();
+  config.replica_pods = &replica_pods->cache();
+  config.events = &manager.events();
+  config.engine_counters = addEngineCounterReader(
+      manager, setup,
+      internal::EnginePodSources{config.pods, config.model_deployments, config.replica_pods}, *pods,
+      *replica_pods, config.settings, config.resync);
   config.ripple = std::make_shared<runtime::Trigger>();
   runtime::ControllerOptions options;
   options.name = std::string(kPoolControllerName);

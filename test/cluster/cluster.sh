@@ -32,6 +32,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 
 CONTROL_PLANE=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 MARKER=.kvc-cluster
+# The fake (kwok) nodes' Pod IPs: routed to unreachable while the cluster runs (cmd_up).
+KWOK_POD_CIDR=10.244.0.0/16
 
 log() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -274,6 +276,7 @@ stop_all() {
   stop_group kube-apiserver
   stop_group etcd
   restore_host_state
+  if [ "$(id -u)" = 0 ]; then ip route del unreachable "$KWOK_POD_CIDR" 2>/dev/null || true; fi
 }
 
 cmd_up() {
@@ -373,9 +376,16 @@ cmd_up() {
     --authorization-always-allow-paths=/healthz,/readyz,/livez --profiling=false
   [ -s "$KVC_KWOK_STAGES" ] || die "kwok stages missing: $KVC_KWOK_STAGES (run $HERE/build.sh kwok)"
   cp "$KVC_KWOK_STAGES" "$D/kwok-stages.yaml"
+  # The fake nodes' Pod IPs lead nowhere: a request to one (the operator reads every Ready
+  # engine Pod's metrics) fails at once here instead of leaving the machine by the default route.
+  if [ "$(id -u)" = 0 ]; then
+    ip route replace unreachable "$KWOK_POD_CIDR" || die "could not route $KWOK_POD_CIDR to unreachable"
+  else
+    log "WARNING: not root: requests to the fake nodes' Pod IPs ($KWOK_POD_CIDR) follow the default route"
+  fi
   # kwok takes only the Nodes annotated as fake (never a real node's status or Pods).
   start kwok --kubeconfig="$D/admin.kubeconfig" --config="$D/kwok-stages.yaml" \
-    --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake --cidr=10.244.0.0/16 --node-ip=127.0.0.1 \
+    --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake --cidr="$KWOK_POD_CIDR" --node-ip=127.0.0.1 \
     --node-lease-duration-seconds=40 --server-address=""
 
   local K=("$KVC_K8S_BIN/kubectl" --kubeconfig="$D/admin.kubeconfig")

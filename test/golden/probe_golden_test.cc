@@ -5,7 +5,8 @@
 // A case is one of:
 //   pod:     a probe Pod spec (namespace, binding, run, replica, engine vLLM|SGLang, image,
 //            pullPolicy, nodeSelector, script, workload {seed, model, prompts, prefixBlocks,
-//            suffixBlocks, blockTokens, blockBytes, deadlineSeconds}); golden: the Pod as YAML
+//            suffixBlocks, blockTokens, blockBytes, deadlineSeconds, serveSeconds}); golden: the
+//            Pod as YAML
 //   report:  a run (namespace, binding, engine, run, seed, image) and its probes, each either
 //            {pod, node, result: <the replica's termination log, as an object or a string>} or
 //            {pod, unreported: {stage: admission|start|no-result, detail}}, and `cleanup:` the
@@ -55,7 +56,7 @@ std::string renderPod(const Json& in) {
   const Json w = in.value("workload", Json::object());
   expectKeys(w,
              {"seed", "model", "prompts", "prefixBlocks", "suffixBlocks", "blockTokens",
-              "blockBytes", "deadlineSeconds"},
+              "blockBytes", "deadlineSeconds", "serveSeconds"},
              "workload");
   spec.workload.seed = w.value("seed", std::string("0a1b2c"));
   spec.workload.model = w.value("model", spec.workload.model);
@@ -65,6 +66,7 @@ std::string renderPod(const Json& in) {
   spec.workload.block_tokens = w.value("blockTokens", 64);
   spec.workload.block_bytes = w.value("blockBytes", spec.workload.block_bytes);
   spec.workload.deadline_seconds = w.value("deadlineSeconds", spec.workload.deadline_seconds);
+  spec.workload.serve_seconds = w.value("serveSeconds", spec.workload.serve_seconds);
   return toYaml(renderProbePod(spec));
 }
 

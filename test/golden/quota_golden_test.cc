@@ -14,7 +14,7 @@
 //             finalizers), spec, and the status as last written
 //   facts:    {backend, contestedWith: [ns/name], holders: [Kind/name],
 //              admissionWindowCloses: RFC 3339, nothingOwed, domainClaimedElsewhere,
-//              goneUsers: [ModelDeployment name]}
+//              goneUsers: [ModelDeployment name], use: the engine Pods, see bindingUse}
 //   reading:  the MasterReading, see below
 //   golden:   {"status": bindingStatusToJson(...), "bindingReleased": bool}
 //
@@ -473,6 +473,35 @@ MasterReading masterReading(const Json& in) {
 // ---------------------------------------------------------------------------------------------
 // binding-status
 
+// facts.use: {reading (default true), unusedAfterSeconds (default 600), pods: [{name, engine
+// (default vllm), readySeconds, queries?, hits?, unread?, visited (default true)}]} — a Pod
+// without queries was not read.
+BindingUse bindingUse(const Json& use) {
+  onlyKeys(use, "facts.use", {"reading", "unusedAfterSeconds", "pods"});
+  BindingUse out;
+  out.reading = flag(use, "facts.use", "reading", true);
+  out.unused_after =
+      std::chrono::seconds(optionalCount(use, "facts.use", "unusedAfterSeconds").value_or(600));
+  const Json pods = list(use, "facts.use", "pods");
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    const std::string where = "facts.use.pods[" + std::to_string(i) + "]";
+    onlyKeys(pods[i], where,
+             {"name", "engine", "readySeconds", "queries", "hits", "unread", "visited"});
+    EnginePodUse pod;
+    pod.name = text(pods[i], where, "name");
+    pod.engine = text(pods[i], where, "engine", "vllm");
+    pod.ready_seconds = optionalCount(pods[i], where, "readySeconds").value_or(0);
+    if (auto queries = optionalCount(pods[i], where, "queries")) {
+      pod.counts =
+          EngineCounts{double(*queries), double(optionalCount(pods[i], where, "hits").value_or(0))};
+    }
+    pod.unread = text(pods[i], where, "unread");
+    pod.visited = flag(pods[i], where, "visited", true);
+    out.pods.push_back(std::move(pod));
+  }
+  return out;
+}
+
 std::string bindingStatusCase(const Json& in) {
   onlyKeys(in, "", {"binding", "facts", "reading", "generation", "now"});
   BindingFacts facts;
@@ -480,8 +509,11 @@ std::string bindingStatusCase(const Json& in) {
   const Json f = mapping(in, "", "facts");
   onlyKeys(f, "facts",
            {"backend", "contestedWith", "holders", "admissionWindowCloses", "nothingOwed",
-            "domainClaimedElsewhere", "goneUsers"});
+            "domainClaimedElsewhere", "goneUsers", "use"});
   facts.backend = text(f, "facts", "backend");
+  if (field(f, "use") != nullptr) {
+    facts.use = bindingUse(mapping(f, "facts", "use"));
+  }
   facts.contested_with = texts(f, "facts", "contestedWith");
   facts.holders = texts(f, "facts", "holders");
   facts.admission_window_closes = optionalText(f, "facts", "admissionWindowCloses");

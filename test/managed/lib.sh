@@ -278,11 +278,11 @@ rc = store.setup(local_hostname=os.environ["POD_IP"], metadata_server=config["me
                  tenant_id=config["tenant_id"])'
 json_string() { jq -Rs . <<<"$1"; }
 
-# injected_store_pod NAMESPACE NAME BINDING IMAGE SCRIPT: a Pod on a real node, opted in with
-# BINDING (the webhook writes its configuration; it declares that its launcher forwards arguments,
-# as python3 -c ignores the engine flags appended to it), running the Python lines SCRIPT after
-# INJECTED_STORE_SETUP in IMAGE (one with the store's Python client), never restarted.
-injected_store_pod() {
+# injected_python_pod NAMESPACE NAME BINDING IMAGE PROGRAM: a Pod on a real node, opted in with
+# BINDING as a vLLM engine (the webhook writes its configuration; it declares that its launcher
+# forwards arguments, as python3 -c ignores the engine flags appended to it), running the Python
+# PROGRAM in IMAGE, never restarted.
+injected_python_pod() {
   kubectl -n "$1" apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Pod
@@ -303,9 +303,15 @@ spec:
     env:
     - {name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}
     command: [python3, -c]
-    args: [$(json_string "$INJECTED_STORE_SETUP
-$5")]
+    args: [$(json_string "$5")]
 YAML
+}
+
+# injected_store_pod NAMESPACE NAME BINDING IMAGE SCRIPT: injected_python_pod running the Python
+# lines SCRIPT after INJECTED_STORE_SETUP (IMAGE has the store's Python client).
+injected_store_pod() {
+  injected_python_pod "$1" "$2" "$3" "$4" "$INJECTED_STORE_SETUP
+$5"
 }
 
 # managed_pool NAME BACKEND TOTAL: a KVCachePool NAME drawing on BACKEND, quota.total TOTAL.

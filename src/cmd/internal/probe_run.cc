@@ -231,7 +231,8 @@ Result<policy::ProbeReport> runProbe(const kube::ClientPtr& client, ProbeRunOpti
   spec.workload = options.workload;
   spec.script = std::string(kProbeReplicaScript);
   const auto budget =
-      std::chrono::seconds(options.workload.deadline_seconds) + options.start_timeout;
+      std::chrono::seconds(options.workload.deadline_seconds + options.workload.serve_seconds) +
+      options.start_timeout;
   // The first replica alone: it writes the shared prefix the others then read together.
   std::vector<std::vector<int>> waves = {{1}, {}};
   for (int replica = 2; replica <= options.replicas; ++replica) {

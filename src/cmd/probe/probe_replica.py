@@ -370,6 +370,42 @@ def emit(result):
         pass
 
 
+def serve_counters(w, result):
+    """With KVC_PROBE_SERVE_SECONDS, stands after a run that used the store as an engine does:
+    its counters in the Prometheus text format on the engine's metrics port (vLLM 8000, SGLang
+    30000), under the engines' names, for the operator's counter reader (a Binding's
+    status.hitRate)."""
+    seconds = float(os.environ.get("KVC_PROBE_SERVE_SECONDS", "0"))
+    if seconds <= 0 or result.get("stage") != "done":
+        return
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    lines = []
+    for name, value in sorted(result.get("counters", {}).items()):
+        family, _, labels = name.partition("{")
+        model = f'model_name="{w["model"]}"'
+        labels = "{" + model + ("," + labels if labels else "}")
+        lines += [f"# TYPE {family} counter", f"{family}{labels} {float(value)}"]
+    body = ("\n".join(lines) + "\n").encode()
+
+    class Metrics(BaseHTTPRequestHandler):
+        def do_GET(self):
+            found = self.path.split("?")[0] == "/metrics"
+            self.send_response(200 if found else 404)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.end_headers()
+            if found:
+                self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("", 30000 if w["engine"] == "sglang" else 8000), Metrics)
+    server.timeout = 1
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        server.handle_request()
+
+
 def run_replica(w, report_phase):
     """The whole replica, in the child process: its result, success or failure."""
     result = {"v": 1, "replica": w["replica"], "engine": w["engine"], "stage": "done"}
@@ -444,6 +480,7 @@ def main():
     result.update(outcome)
     result["seconds"] = round(time.monotonic() - start, 3)
     emit(result)
+    serve_counters(w, result)
     sys.exit(0 if result["stage"] == "done" else 1)
 
 

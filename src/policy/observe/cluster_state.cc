@@ -24,6 +24,9 @@ bool beingDeleted(const Json& object) {
 }
 
 bool mattersNow(const Json& object, const ConditionView& condition) {
+  if (condition.type == "CacheUsed") {
+    return condition.status == "False";
+  }
   return beingDeleted(object) || (condition.type != "Deletable" && condition.type != "Releasable");
 }
 

@@ -17,6 +17,7 @@ struct Row {
   std::string_view fix;
 };
 
+// function-length: table
 const std::vector<Row>& rows() {
   static const std::vector<Row> table = {
       {"KVCacheBackend",
@@ -126,6 +127,17 @@ const std::vector<Row>& rows() {
        FindingSeverity::Problem,
        "Two Bindings report one domain",
        "Two creates raced past admission; delete one of them"},
+      // Not a row of the walkthrough's table: the silent zero (docs/observability.md).
+      {"KVCachePoolBinding",
+       "CacheUsed",
+       "False",
+       {"NothingCached"},
+       FindingSeverity::Problem,
+       "Binding caches nothing",
+       "Its engine Pods have been Ready for kv-cache-unused-after while the domain holds nothing "
+       "and no Pod reports a lookup. Run kvcache probe on the Binding; check each Pod's "
+       "KVCacheUnused Event: an image with no reader for the injected configuration, a launch "
+       "that drops the connector flag, a store client the master refuses, or no traffic"},
       {"KVCachePoolBinding",
        "Releasable",
        "False",

@@ -30,6 +30,9 @@ Json probeEnv(const ProbePodSpec& spec) {
   env.push_back(envVar("KVC_PROBE_BLOCK_TOKENS", std::to_string(w.block_tokens)));
   env.push_back(envVar("KVC_PROBE_BLOCK_BYTES", std::to_string(w.block_bytes)));
   env.push_back(envVar("KVC_PROBE_DEADLINE_SECONDS", std::to_string(w.deadline_seconds)));
+  if (w.serve_seconds > 0 && !spec.clean) {
+    env.push_back(envVar("KVC_PROBE_SERVE_SECONDS", std::to_string(w.serve_seconds)));
+  }
   return env;
 }
 
@@ -64,7 +67,7 @@ Json renderProbePod(const ProbePodSpec& spec) {
   Json pod_spec{
       {"restartPolicy", "Never"},
       // The replica's own deadline, and room to start and to report.
-      {"activeDeadlineSeconds", spec.workload.deadline_seconds + 120},
+      {"activeDeadlineSeconds", spec.workload.deadline_seconds + spec.workload.serve_seconds + 120},
       {"automountServiceAccountToken", false},
       {"enableServiceLinks", false},
       {"securityContext", leaderPodSecurityContext()},

@@ -302,10 +302,25 @@ api::KVCachePoolBinding::Status bindingStatus(const BindingFacts& facts,
       desired.push_back(*granted);
     }
   }
+  // A contested or deleting domain has no hit rate of its own and no alarm to raise; one whose
+  // engine Pods the reader has not all reached yet keeps both as they were.
+  const bool judged = !contested(facts) && !facts.binding.metadata.deleting;
+  const bool use_owned = facts.use && (!judged || settled(*facts.use));
+  if (use_owned) {
+    status.hit_rate = judged ? hitRate(*facts.use) : std::nullopt;
+    if (judged) {
+      desired.push_back(cacheUsed(*facts.use, status.usage, facts.binding.spec.domain.name,
+                                  facts.binding.metadata.namespace_name,
+                                  facts.binding.metadata.name));
+    }
+  }
   if (facts.binding.metadata.deleting) {
     desired.push_back(releasable(facts, reading));
   }
   std::vector<std::string_view> owned = {b::kDomainExclusive, b::kQuotaObserved, b::kReleasable};
+  if (use_owned) {
+    owned.push_back(kCacheUsed);
+  }
   if (contested(facts) || granted) {
     owned.push_back(b::kQuotaGranted);  // carried over untouched otherwise, its stamp included
   }

@@ -153,6 +153,9 @@ BindingFacts bindingFacts(const PoolObservation& seen, const PoolBackend& backen
   facts.holders = hold.holders;
   facts.gone_users = hold.gone_users;
   facts.admission_window_closes = hold.window_closes;
+  if (auto use = seen.uses.find(key); use != seen.uses.end()) {
+    facts.use = use->second;
+  }
   facts.nothing_owed =
       !backend.resolved() && backend.resolution != BackendResolution::EndpointsNotPublished;
   return facts;
@@ -209,6 +212,18 @@ void planPoolItself(const PoolObservation& seen, const PoolBackend& backend,
   facts.backend = backend.name;
   facts.client_endpoint = backend.client_endpoint;
   facts.bindings = seen.bindings;
+  // The hit rate of a domain is its Binding's, as this pass decided it.
+  std::map<std::string, std::optional<std::string>> hit_rates;
+  for (const PoolPlan::BindingStep& step : plan.bindings) {
+    if (step.status) {
+      hit_rates[step.key] = step.status->status.hit_rate;
+    }
+  }
+  for (KVCachePoolBinding& binding : facts.bindings) {
+    if (auto it = hit_rates.find(keyOf(binding)); it != hit_rates.end()) {
+      binding.status.hit_rate = it->second;
+    }
+  }
   for (const auto& [domain, claimants] : desired.contested) {
     facts.contested_domains.push_back(domain);
   }

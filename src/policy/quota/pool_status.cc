@@ -198,6 +198,7 @@ std::vector<api::PoolDomain> ledgerDomains(const PoolFacts& facts, const MasterR
       domain.binding_name = binding.metadata.name;
       domain.block_size = binding.spec.domain.block_size;
       domain.dtype = binding.spec.domain.dtype;
+      domain.hit_rate = binding.status.hit_rate;
     }
   }
   std::vector<api::PoolDomain> domains;

@@ -100,6 +100,33 @@ TEST(Settings, DefaultsWhenAbsent) {
   EXPECT_TRUE(settings->settings.kv_cache_dtype_owned);
   EXPECT_EQ(settings->settings.kv_cache_backend_image, kDefaultBackendImage);
   EXPECT_EQ(settings->settings.leader_lease, std::chrono::seconds(4));
+  EXPECT_TRUE(settings->settings.engine_metrics);
+  EXPECT_EQ(settings->settings.unused_after, std::chrono::minutes(10));
+}
+
+TEST(Settings, TheEngineMetricsReadingTurnsOff) {
+  const auto settings =
+      settingsFromConfigMap(Json{{"data", {{"kv-cache-engine-metrics", "false"}}}});
+  ASSERT_TRUE(settings.ok());
+  EXPECT_FALSE(settings->settings.engine_metrics);
+  EXPECT_FALSE(settingsFromConfigMap(Json{{"data", {{"kv-cache-engine-metrics", "no"}}}}).ok());
+}
+
+TEST(Settings, TheUnusedWindowIsSecondsMinutesOrHoursFromTenSecondsToADay) {
+  for (const auto& [value, seconds] : {std::pair{"10s", 10}, std::pair{"90s", 90},
+                                       std::pair{"10m", 600}, std::pair{"24h", 86400}}) {
+    const auto settings = settingsFromConfigMap(Json{{"data", {{"kv-cache-unused-after", value}}}});
+    ASSERT_TRUE(settings.ok()) << value;
+    EXPECT_EQ(settings->settings.unused_after, std::chrono::seconds(seconds));
+  }
+  for (const char* value : {"9s", "25h", "10", "1.5m", "10d", "m", "", "-1m", "1h30m"}) {
+    const auto settings = settingsFromConfigMap(Json{{"data", {{"kv-cache-unused-after", value}}}});
+    ASSERT_FALSE(settings.ok()) << value;
+    EXPECT_NE(settings.status().message().find("Setting kv-cache-unused-after is \"" +
+                                               std::string(value) + "\"; set it to"),
+              std::string::npos)
+        << settings.status().message();
+  }
 }
 
 TEST(Settings, TheLeaderLeaseIsWholeSecondsFromTwoToSixty) {

@@ -22,12 +22,20 @@ inline constexpr std::string_view kSettingImagePullPolicy = "image-pull-policy";
 inline constexpr std::string_view kSettingTcpTwReuse = "model-deployment-tcp-tw-reuse";
 inline constexpr std::string_view kSettingStoreMetricsIdentity = "kv-cache-store-metrics-identity";
 inline constexpr std::string_view kSettingLeaderLease = "kv-cache-leader-lease-duration";
+inline constexpr std::string_view kSettingEngineMetrics = "kv-cache-engine-metrics";
+inline constexpr std::string_view kSettingUnusedAfter = "kv-cache-unused-after";
 
 // The managed store's leader Lease (policy/store/leader_timing.h derives the rest from it): whole
 // seconds, "4s" by default. Mooncake's own Kubernetes coordinator uses 5 s.
 inline constexpr std::chrono::seconds kDefaultLeaderLease{4};
 inline constexpr std::chrono::seconds kMinLeaderLease{2};
 inline constexpr std::chrono::seconds kMaxLeaderLease{60};
+
+// How long a Binding's injected Pods may be Ready with nothing cached before its CacheUsed
+// condition turns False: "<n>s", "<n>m" or "<n>h", 10 s to 24 h.
+inline constexpr std::chrono::seconds kDefaultUnusedAfter{600};
+inline constexpr std::chrono::seconds kMinUnusedAfter{10};
+inline constexpr std::chrono::seconds kMaxUnusedAfter{24 * 3600};
 
 // This project's store image (images/store, KVC_STORE_IMAGE in images/versions.env): the pinned
 // Mooncake wheel plus `kvcache store leader|member|survey`, which does the Lease election.
@@ -46,6 +54,11 @@ struct Settings {
   // How fast a managed store fails over, and how long an API-server outage its leader survives
   // (a renew deadline of 3/4 of it): kv-cache-leader-lease-duration.
   std::chrono::seconds leader_lease = kDefaultLeaderLease;
+  // Read the hit and query counters the engines of injected Pods export (a Binding's
+  // status.hitRate and CacheUsed; docs/observability.md): kv-cache-engine-metrics.
+  bool engine_metrics = true;
+  // kv-cache-unused-after.
+  std::chrono::seconds unused_after = kDefaultUnusedAfter;
 };
 
 struct SettingsDecode {

@@ -25,9 +25,14 @@ inline constexpr const char* kPodsByBinding = "binding";
 
 std::vector<std::string> podBinding(const Json& pod);
 
-// What the controllers read of a labelled Pod: its Binding annotation and its phase (plus the
-// identity every projection keeps). About 300 bytes a Pod in the cache.
+// What the controllers read of a labelled Pod (plus the identity every projection keeps): its
+// Binding annotation and phase (what holds a deleting Binding), and what the engine counter
+// reader needs — the injection record, the container annotation, the Pod IP, the conditions and
+// each container's name, command, args and ports. About 1 KiB a Pod in the cache.
 runtime::Transform heldPodProjection();
+// `base`, then each container cut to its name, command, args and ports (an engine's metrics
+// port, policy/usage/engine_target.h): the environment and mounts are dropped.
+runtime::Transform withEngineContainers(runtime::Transform base);
 // The selector of that informer: the injection opt-in label.
 std::string heldPodSelector();
 

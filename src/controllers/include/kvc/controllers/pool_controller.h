@@ -49,6 +49,7 @@
 #include "kvc/kube/client.h"
 #include "kvc/policy/quota/pool_plan.h"
 #include "kvc/runtime/controller.h"
+#include "kvc/runtime/events.h"
 #include "kvc/runtime/lister.h"
 #include "kvc/runtime/manager.h"
 #include "kvc/runtime/metrics.h"
@@ -61,7 +62,13 @@
 
 namespace kvc::controllers {
 
+namespace internal {
+class EngineCounterBook;
+}
+
 inline constexpr std::string_view kPoolControllerName = "kvcachepool";
+// The controller that reads the engines' counters for the pool passes (internal/engine_counters.h).
+inline constexpr std::string_view kEngineCounterReaderName = "engine-counters";
 
 struct PoolControllerConfig {
   kube::ClientPtr client;
@@ -77,6 +84,13 @@ struct PoolControllerConfig {
   // that is gone.
   const runtime::Cache* model_deployments = nullptr;
   AdminClientFactory stores;
+  // The replica Pods of ModelDeployments (replicaPodProjection, indexed kReplicasByDeployment;
+  // may be null) and what the engine counter reader found at each engine Pod (may be null: no
+  // Binding reports a hit rate or CacheUsed), for a Binding's status.hitRate and CacheUsed.
+  const runtime::Cache* replica_pods = nullptr;
+  std::shared_ptr<const internal::EngineCounterBook> engine_counters;
+  // Where a Binding's CacheUsed turning False is told, on each engine Pod (may be null).
+  runtime::EventRecorder* events = nullptr;
   // The Settings: kv-cache-backend-image tells a managed master on a published image, reached
   // without TLS (store_access.h). Null: the defaults.
   std::function<api::Settings()> settings;
@@ -146,6 +160,11 @@ private:
                          std::stop_token stop);
   Status actBindings(const policy::PoolPlan& plan, const policy::PoolObservation& seen,
                      const ReadingSource& pass_reading, std::stop_token stop);
+  // The engine Pods of each live Binding of the pool, as the counter reader last saw them.
+  void observeUses(policy::PoolObservation& seen) const;
+  // A KVCacheUnused Event on each engine Pod Ready for the window, when CacheUsed turned False.
+  void recordCacheUnused(const policy::BindingStatusPlan& planned,
+                         const policy::PoolObservation& seen) const;
   Result<runtime::Action> actPool(const policy::PoolPlan& plan, const Json& pool_object,
                                   const policy::PoolObservation& seen,
                                   const ReadingSource& pass_reading, std::stop_token stop);

@@ -44,7 +44,9 @@ bool beingDeleted(const Json& object);
 
 // Whether a condition says something now. Deletable=False (a backend its pools use) and
 // Releasable=False (a Binding its workloads use) are the normal reading of an object in use: they
-// matter only while it is being deleted. Every other condition always does.
+// matter only while it is being deleted. CacheUsed=Unknown (no engine Pod yet, or not Ready for
+// the window yet) is the reading of a Binding the alarm cannot judge: only False matters. Every
+// other condition always does.
 bool mattersNow(const Json& object, const ConditionView& condition);
 
 // "name" for a cluster-scoped object, "namespace/name" for a namespaced one.

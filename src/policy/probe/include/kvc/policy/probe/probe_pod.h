@@ -31,6 +31,10 @@ struct ProbeWorkload {
   int block_tokens = 0;  // 0: the Binding's domain.blockSize
   long long block_bytes = 64 * 1024;
   int deadline_seconds = 90;
+  // After its run, each replica serves its counters on the engine's metrics port (vLLM 8000,
+  // SGLang 30000) for this long, as an engine would: what the operator's counter reader reads
+  // into the Binding's status.hitRate. 0: it exits at once.
+  int serve_seconds = 0;
 };
 
 struct ProbePodSpec {

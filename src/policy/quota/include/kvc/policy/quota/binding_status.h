@@ -1,8 +1,8 @@
 #pragma once
 // A KVCachePoolBinding's status from one pool pass (contract §5): the conditions
-// DomainExclusive, QuotaObserved, QuotaGranted and, while deleting, Releasable; the figures
-// requestedQuota, effectiveQuota, usage and overQuota (every one absent unless observed); and
-// the phase. Pure: the facts and the master's reading in, the whole status out.
+// DomainExclusive, QuotaObserved, QuotaGranted, CacheUsed and, while deleting, Releasable; the
+// figures requestedQuota, effectiveQuota, usage, overQuota and hitRate (every one absent unless
+// observed); and the phase. Pure: the facts and the master's reading in, the whole status out.
 
 #include <cstdint>
 #include <optional>
@@ -12,6 +12,7 @@
 
 #include "kvc/api/binding.h"
 #include "kvc/policy/quota/master_reading.h"
+#include "kvc/policy/usage/binding_use.h"
 
 namespace kvc::policy {
 
@@ -32,6 +33,9 @@ struct BindingFacts {
   // While deleting: a live Binding elsewhere on the master claims the same domain now, so the
   // entry is not this Binding's to release.
   bool domain_claimed_elsewhere = false;
+  // The Binding's Ready engine Pods as the counter reader last saw them: status.hitRate and
+  // CacheUsed (policy/usage/binding_use.h). Absent: neither is touched (carried over).
+  std::optional<BindingUse> use;
 };
 
 // The whole status; conditions set with setConditions at `generation` and `now`.

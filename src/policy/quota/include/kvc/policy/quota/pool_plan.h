@@ -102,6 +102,9 @@ struct PoolObservation {
 
   // Per deleting Binding ("ns/name") of the master or of this pool: what holds it.
   std::map<std::string, BindingHold> holds;
+  // Per Binding of this pool ("ns/name"): its Ready engine Pods and their counters (a Binding
+  // missing here keeps its hitRate and CacheUsed as they were).
+  std::map<std::string, BindingUse> uses;
 
   // The master, as read this pass (Resolved only; otherwise as the default says: unread): its
   // ledger, and after the ledger stage the ledger as the writes left it and the /metrics scrape.
