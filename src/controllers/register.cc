@@ -1,6 +1,7 @@
 #include "kvc/controllers/register.h"
 
 #include "internal/informers.h"
+#include "internal/object_metrics.h"
 #include "kvc/controllers/backend_controller.h"
 #include "kvc/controllers/model_deployment_controller.h"
 #include "kvc/controllers/pool_controller.h"
@@ -31,7 +32,7 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
   KVC_RETURN_IF_ERROR(BackendReconciler::setupWithManager(manager, setup));
   KVC_RETURN_IF_ERROR(PoolReconciler::setupWithManager(manager, setup));
   KVC_RETURN_IF_ERROR(ModelDeploymentReconciler::setupWithManager(manager, setup));
-  return okStatus();
+  return internal::addObjectMetrics(manager, setup);
 }
 
 }  // namespace kvc::controllers

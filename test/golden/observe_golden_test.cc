@@ -2,7 +2,8 @@
 // cluster state per case under test/golden/observe/NNN-behaviour.yaml — `objects:`, a list of
 // KVCacheBackend, KVCachePool, KVCachePoolBinding, ModelDeployment and Pod objects with their
 // status, as the API server returns them — compared with its .golden next to it: the status tree
-// (text, then JSON), then diagnose's findings (text, then JSON) and its exit code.
+// (text, then JSON), then diagnose's findings (text, then JSON) and its exit code, then the
+// operator's gauges of those objects (policy::objectMetrics, as the exposition lists them).
 // KVC_UPDATE_GOLDEN=1 rewrites the goldens; a golden without an input fails the run.
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include "golden.h"
 #include "kvc/common/yaml.h"
 #include "kvc/policy/observe/diagnose.h"
+#include "kvc/policy/observe/object_metrics.h"
 #include "kvc/policy/observe/status_tree.h"
 
 namespace kvc::policy {
@@ -19,6 +21,23 @@ namespace {
 
 namespace fs = std::filesystem;
 const fs::path kDir = KVC_GOLDEN_OBSERVE_DIR;
+
+std::string metricsText(const ClusterState& state) {
+  std::string out;
+  for (const MetricFamilySamples& family :
+       objectMetrics(state.backends, state.pools, state.bindings)) {
+    out += "# TYPE " + family.name + " " + family.type + "\n";
+    for (const MetricSeries& series : family.series) {
+      out += family.name + "{";
+      for (std::size_t i = 0; i < series.labels.size(); ++i) {
+        out +=
+            (i == 0 ? "" : ",") + series.labels[i].first + "=\"" + series.labels[i].second + "\"";
+      }
+      out += "} " + Json(series.value).dump() + "\n";
+    }
+  }
+  return out;
+}
 
 std::string render(const Json& input) {
   for (auto it = input.begin(); it != input.end(); ++it) {
@@ -35,7 +54,7 @@ std::string render(const Json& input) {
   return "# kvcache status\n" + statusTreeText(*state) + "# kvcache status -o json\n" +
          statusTreeJson(*state).dump(2) + "\n# kvcache diagnose\n" + findingsText(findings) +
          "# kvcache diagnose -o json\n" + findingsJson(findings).dump(2) + "\n# exit code " +
-         (anyProblem(findings) ? "3" : "0") + "\n";
+         (anyProblem(findings) ? "3" : "0") + "\n# operator metrics\n" + metricsText(*state);
 }
 
 class ObserveGolden : public testing::TestWithParam<std::string> {};

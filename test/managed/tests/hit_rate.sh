@@ -12,6 +12,8 @@
 #     Binding, with kv-cache-unused-after at 20s: CacheUsed Unknown/AwaitingUse, then
 #     False/NothingCached naming the Pod, a KVCacheUnused Warning Event on the Pod naming the
 #     walkthrough's check, `kvcache diagnose` naming the symptom; no hitRate;
+#   - the leading operator's /metrics, scraped from the monitoring namespace: the Binding's grant,
+#     usage (0, present) and CacheUsed as gauges, no hit ratio series, the backend's capacity;
 #   - kv-cache-engine-metrics "false": nothing is read (the Pod's reading says so), restored after.
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -110,6 +112,39 @@ note=$(kubectl -n "$ns_b" get events.events.k8s.io --field-selector reason=KVCac
 kvc_assert_contains "its note is the walkthrough's check of the vLLM file vehicle" \
   "vllm.distributed.kv_transfer.kv_connector.v1.mooncake.store.worker" "$note"
 kvc_assert_ok "kvcache diagnose names it" diagnose_finds KVCachePoolBinding "$ns_b/idle" "Binding caches nothing" 3
+
+# --- the operator's gauges, read from the monitoring namespace (its NetworkPolicy admits no other)
+holder=$(kubectl -n $sys get lease kvcache-operator -o jsonpath='{.spec.holderIdentity}')
+operator_ip=$(kubectl -n $sys get pod "$holder" -o jsonpath='{.status.podIP}')
+kvc_assert_ok "namespace monitoring" kvc_create_namespace monitoring
+kubectl annotate namespace monitoring scheduler.alpha.kubernetes.io/node-selector= >/dev/null
+kubectl -n monitoring apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: scrape-operator}
+spec:
+  restartPolicy: Never
+  nodeSelector: {type: real}
+  containers:
+  - name: scrape
+    image: $image
+    imagePullPolicy: Never
+    command: [python3, -c, "import urllib.request; print(urllib.request.urlopen('http://$operator_ip:8080/metrics', timeout=10).read().decode())"]
+YAML
+kvc_wait_for 90 "a Pod of the monitoring namespace scraped the leading operator ($holder)" bash -c \
+  "[ \"\$(kubectl -n monitoring get pod scrape-operator -o jsonpath='{.status.phase}')\" = Succeeded ]"
+scraped=$(kubectl -n monitoring logs scrape-operator)
+labels="namespace=\"$ns_b\",binding=\"idle\",pool=\"$b\",domain=\"hitrate-b\""
+kvc_assert_contains "the Binding's grant as a gauge (64Mi)" \
+  "kvcache_binding_effective_bytes{$labels} 67108864" "$scraped"
+kvc_assert_contains "its usage, 0 (read: absent is not zero)" "kvcache_binding_usage_bytes{$labels} 0" "$scraped"
+kvc_assert_contains "its CacheUsed as a condition gauge" \
+  "kvcache_binding_condition{$labels,type=\"CacheUsed\",status=\"False\",reason=\"NothingCached\"} 1" "$scraped"
+kvc_assert_eq "no hit ratio series for it (nothing could be read)" "" \
+  "$(grep "^kvcache_binding_hit_ratio{$labels}" <<<"$scraped")"
+kvc_assert_contains "the backend's capacity" "kvcache_backend_capacity_bytes{backend=\"$b\"}" "$scraped"
+kvc_assert_contains "the reader's own controller metrics" \
+  'controller_runtime_reconcile_total{controller="engine-counters"' "$scraped"
 
 # --- the reading turned off --------------------------------------------------------------------
 kubectl -n $sys patch configmap gpustack-settings --type=merge \
