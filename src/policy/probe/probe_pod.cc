@@ -37,7 +37,7 @@ Json probeEnv(const ProbePodSpec& spec) {
 }
 
 Json probeContainer(const ProbePodSpec& spec) {
-  return Json{
+  Json container{
       {"name", "probe"},
       {"image", spec.image},
       {"imagePullPolicy", spec.pull_policy},
@@ -51,6 +51,15 @@ Json probeContainer(const ProbePodSpec& spec) {
       {"securityContext", restrictedContainerSecurityContext()},
       {"volumeMounts", Json::array({{{"name", "tmp"}, {"mountPath", "/tmp"}}})},
   };
+  if (spec.workload.serve_seconds > 0 && !spec.clean) {
+    // Ready once it serves its counters, as an engine is once its server is up: the operator's
+    // reader reads a Pod when it turns Ready.
+    const int port = spec.engine == Engine::SGLang ? 30000 : 8000;
+    container["ports"] = Json::array({{{"name", "metrics"}, {"containerPort", port}}});
+    container["readinessProbe"] = {{"httpGet", {{"path", "/metrics"}, {"port", port}}},
+                                   {"periodSeconds", 1}};
+  }
+  return container;
 }
 
 }  // namespace
