@@ -14,33 +14,15 @@ std::vector<std::string> podBinding(const Json& pod) {
   return {kube::object::namespaceName(pod) + "/" + binding};
 }
 
-runtime::Transform withEngineContainers(runtime::Transform base) {
-  base.id += "+engine-containers";
-  base.apply = [keep = std::move(base.apply)](Json& pod) {
-    keep(pod);
-    if (!pod.contains("spec") || !pod["spec"].contains("containers") ||
-        !pod["spec"]["containers"].is_array()) {
-      return;
-    }
-    for (Json& container : pod["spec"]["containers"]) {
-      Json kept = Json::object();
-      for (const char* key : {"name", "command", "args", "ports"}) {
-        if (container.is_object() && container.contains(key)) {
-          kept[key] = std::move(container[key]);
-        }
-      }
-      container = std::move(kept);
-    }
-  };
-  return base;
-}
-
 runtime::Transform heldPodProjection() {
-  return withEngineContainers(runtime::keepFields(
-      {"/metadata/annotations/kvcache.gpustack.ai~1binding",
-       "/metadata/annotations/kvcache.gpustack.ai~1injected",
-       "/metadata/annotations/kvcache.gpustack.ai~1container", "/spec/containers", "/status/phase",
-       "/status/podIP", "/status/conditions"}));
+  std::vector<std::string> fields = {"/metadata/annotations/kvcache.gpustack.ai~1binding",
+                                     "/metadata/annotations/kvcache.gpustack.ai~1injected",
+                                     "/metadata/annotations/kvcache.gpustack.ai~1container",
+                                     "/status/phase",
+                                     "/status/podIP",
+                                     "/status/conditions"};
+  fields.insert(fields.end(), kEngineContainerFields.begin(), kEngineContainerFields.end());
+  return runtime::keepFields(std::move(fields));
 }
 
 std::string heldPodSelector() { return std::string(policy::kLabelInject) + "=true"; }

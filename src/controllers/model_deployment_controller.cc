@@ -64,11 +64,17 @@ std::vector<std::string> replicaDeployment(const Json& pod) {
 }
 
 runtime::Transform replicaPodProjection() {
-  return withEngineContainers(
-      runtime::keepFields({"/metadata/annotations/kvcache.gpustack.ai~1pod-spec-hash",
-                           "/metadata/deletionGracePeriodSeconds", "/spec/nodeName",
-                           "/spec/containers", "/status/phase", "/status/reason", "/status/message",
-                           "/status/podIP", "/status/conditions", "/status/containerStatuses"}));
+  std::vector<std::string> fields = {"/metadata/annotations/kvcache.gpustack.ai~1pod-spec-hash",
+                                     "/metadata/deletionGracePeriodSeconds",
+                                     "/spec/nodeName",
+                                     "/status/phase",
+                                     "/status/reason",
+                                     "/status/message",
+                                     "/status/podIP",
+                                     "/status/conditions",
+                                     "/status/containerStatuses"};
+  fields.insert(fields.end(), kEngineContainerFields.begin(), kEngineContainerFields.end());
+  return runtime::keepFields(std::move(fields));
 }
 
 void recordReplicaTransition(const runtime::Cache& deployments, runtime::EventRecorder& events,

@@ -4,6 +4,7 @@
 // Bindings. One definition each, so every registration of a shared informer asks for the same
 // cache.
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,12 @@ std::vector<std::string> podBinding(const Json& pod);
 // reader needs — the injection record, the container annotation, the Pod IP, the conditions and
 // each container's name, command, args and ports. About 1 KiB a Pod in the cache.
 runtime::Transform heldPodProjection();
-// `base`, then each container cut to its name, command, args and ports (an engine's metrics
-// port, policy/usage/engine_target.h): the environment and mounts are dropped.
-runtime::Transform withEngineContainers(runtime::Transform base);
+// What a projection keeps of each container for an engine's metrics port
+// (policy/usage/engine_target.h): its name, command, args and ports, not its environment or
+// mounts.
+inline constexpr std::array<const char*, 4> kEngineContainerFields = {
+    "/spec/containers/*/name", "/spec/containers/*/command", "/spec/containers/*/args",
+    "/spec/containers/*/ports"};
 // The selector of that informer: the injection opt-in label.
 std::string heldPodSelector();
 
