@@ -9,12 +9,14 @@
 #             and packages, none of our binaries (issue 27 §3's test; never installed)
 #   noshell   a store image variant without a shell: kvcache on the operator's packages, tagged in
 #             the store's repository (the Troubleshooting row MemberInitCrashLooping; never installed)
+#   prometheus  Prometheus and promtool (built by test/cluster/build.sh from their Go module) in an
+#             empty image: the monitoring kit's check (test/monitoring; never installed)
 # How: a Debian root filesystem from Debian's packages (mmdebstrap, extract variant, cached by its
 # package list), our files added as layers of an OCI layout (umoci), converted to an archive that
 # containerd imports (skopeo). Each archive is cached by the hash of everything it is made of and
 # rebuilt only when one of those inputs changes.
 #
-# usage: images/build.sh [--kvcache BIN] [--check] [pause|coredns|operator|store|upstream|noshell ...]
+# usage: images/build.sh [--kvcache BIN] [--check] [pause|coredns|operator|store|upstream|noshell|prometheus ...]
 #   --kvcache BIN  the kvcache binary to pack (default: $KVC_BUILD_DIR/src/cmd/kvcache,
 #                  KVC_BUILD_DIR defaulting to ./build); it is stripped on the way in
 #   --check        exit 0 if every requested image is built for today's inputs, 1 otherwise
@@ -42,8 +44,8 @@ while [ $# -gt 0 ]; do
     --kvcache) shift; KVCACHE=${1:?--kvcache needs a path} ;;
     --kvcache=*) KVCACHE=${1#--kvcache=} ;;
     --check) CHECK=1 ;;
-    pause|coredns|operator|store|upstream|noshell) WANT+=("$1") ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    pause|coredns|operator|store|upstream|noshell|prometheus) WANT+=("$1") ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
   shift
@@ -67,6 +69,7 @@ key_of() {
     case $name in
       pause) cat "$HERE/pause/pause.c" ;;
       coredns) sha256sum <"$KVC_COREDNS_BIN/coredns" ;;
+      prometheus) cat "$KVC_PROMETHEUS_BIN/prometheus" "$KVC_PROMETHEUS_BIN/promtool" | sha256sum ;;
       operator|noshell) packages "$HERE/operator/packages.txt"; sha256sum <"$KVCACHE" ;;
       store) packages "$HERE/operator/packages.txt" "$HERE/store/packages.txt"; sha256sum <"$KVCACHE"
              sed -n '/^add_venv()/,/^}/p' "$0"; cat "$KVC_MOONCAKE_DIR/.stamp" ;;
@@ -81,6 +84,7 @@ ref_of() {
     pause) echo "$KVC_PAUSE_IMAGE" ;; coredns) echo "$KVC_COREDNS_IMAGE" ;;
     operator) echo "$KVC_OPERATOR_IMAGE" ;; store) echo "$KVC_STORE_IMAGE" ;;
     upstream) echo "$KVC_UPSTREAM_STORE_IMAGE" ;; noshell) echo "$KVC_NOSHELL_STORE_IMAGE" ;;
+    prometheus) echo "$KVC_PROMETHEUS_IMAGE" ;;
   esac
 }
 
@@ -141,6 +145,16 @@ add_coredns() {
   umoci insert --image "$L:img" "$KVC_COREDNS_BIN/coredns" /coredns >&2
   umoci config --image "$L:img" --config.user=65532:65532 --config.entrypoint=/coredns \
     --config.exposedports=53/tcp --config.exposedports=53/udp >&2
+}
+
+add_prometheus() {
+  local L=$1 b
+  for b in prometheus promtool; do
+    [ -x "$KVC_PROMETHEUS_BIN/$b" ] || die "$b is not built ($KVC_PROMETHEUS_BIN; run test/cluster/build.sh prometheus)"
+    umoci insert --image "$L:img" "$KVC_PROMETHEUS_BIN/$b" "/bin/$b" >&2
+  done
+  umoci config --image "$L:img" --config.user=65534:65534 --config.entrypoint=/bin/prometheus \
+    --config.workingdir=/prometheus --config.exposedports=9090/tcp >&2
 }
 
 add_operator() {

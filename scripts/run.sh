@@ -9,8 +9,8 @@
 # and 6's ModelDeployments (their role Deployments on the fake GPU nodes, CacheAttached read from
 # their own status), the reuse probe (kvcache probe: one replica reads what another wrote, another
 # tenant reads none of it, a later run finds what was kept, and a probe that cannot reach the
-# master says so), kvcache status and diagnose over all of it, a vLLM Pod, an SGLang Pod and one that is refused; prints what happened, and
-# leaves everything running.
+# master says so), kvcache status and diagnose over all of it, a vLLM Pod, an SGLang Pod and one that is refused, and
+# the monitoring kit scraped by a real Prometheus; prints what happened, and leaves everything running.
 #
 # Usage: scripts/run.sh          set up (the first run builds the cluster: ~15-25 min), run the demo
 #        scripts/run.sh down     tear it all down (and restore every host setting the nodes changed)
@@ -169,6 +169,34 @@ banner "kvcache status: the whole walkthrough as one tree; kvcache diagnose: the
 echo
 "$kvcache" diagnose --kubeconfig "$KUBECONFIG" || true
 
+banner "the monitoring kit, scraped by a real Prometheus (built from its Go module) in namespace monitoring"
+# The Prometheus Operator's CRDs store the kit (deploy/monitoring); Prometheus runs with the
+# configuration that operator would generate from it (test/monitoring/prometheus.sh).
+# shellcheck source=../test/cluster/paths.sh
+. "$root/test/cluster/paths.sh"
+# shellcheck source=../test/monitoring/prometheus.sh
+. "$root/test/monitoring/prometheus.sh"
+kit=$demo/monitoring
+kit_crds
+kit_render "$kit"
+kubectl apply --server-side -f "$kit/kit.yaml" >/dev/null
+kubectl create namespace "$KVC_KIT_NAMESPACE" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+kubectl annotate namespace "$KVC_KIT_NAMESPACE" --overwrite scheduler.alpha.kubernetes.io/node-selector= >/dev/null
+prometheus_config "$kit"
+kubectl -n "$KVC_KIT_NAMESPACE" delete pod prometheus --ignore-not-found >/dev/null 2>&1 || true  # a rerun's, with its old config
+prometheus_up "$kit" "$(prometheus_image)"
+for _ in $(seq 1 120); do prometheus_ready && break; sleep 1; done
+# Two scrapes and two rule evaluations (30 s apart) before the figures mean anything.
+for _ in $(seq 1 90); do rules_ok && break; sleep 1; done
+sleep 35
+echo "targets (job, pod, health):"
+prom /api/v1/targets | jq -r '.data.activeTargets[] | "  \(.labels.job)  \(.labels.pod)  \(.health)\(if .health == "down" then "  (" + .lastError + ")" else "" end)"' | sort
+echo "  (the ModelDeployment roles run on the fake GPU nodes, where no engine serves: down by design here)"
+echo "rules: $(prom /api/v1/rules | jq -r '[.data.groups[].rules[]] | "\(map(select(.health == "ok")) | length) of \(length) evaluate without error; firing: \(map(select(.state == "firing") | .name) | unique | join(", ") | if . == "" then "none" else . end)"')"
+empty=$(dashboard_empty)
+echo "dashboard: $(( $(dashboard_queries | wc -l) - $(grep -c . <<<"$empty" || true) )) of $(dashboard_queries | wc -l) queries return series; without (no engine serves its counters here):"
+sed 's/^/  /' <<<"$empty"
+
 banner "left running"
 kubectl get nodes -L type
 echo
@@ -192,6 +220,7 @@ cat <<TXT
   $kvcache diagnose --kubeconfig \$KUBECONFIG        # the Troubleshooting table, walked
   $kvcache probe -n team-b --binding team-b --kubeconfig \$KUBECONFIG --node-selector type=real
                                                     # two replicas reuse each other's blocks
+  kubectl -n monitoring port-forward pod/prometheus 9090   # Prometheus: the kit's targets, rules, alerts
   test/cluster/cluster.sh status $KVC_CLUSTER_DIR   # every process, node and the bridge
   scripts/run.sh down                               # tear it all down, host settings restored
 TXT

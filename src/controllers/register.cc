@@ -1,5 +1,6 @@
 #include "kvc/controllers/register.h"
 
+#include "internal/counted_admin_client.h"
 #include "internal/informers.h"
 #include "internal/object_metrics.h"
 #include "kvc/controllers/backend_controller.h"
@@ -29,6 +30,7 @@ Status addControllers(runtime::Manager& manager, ControllerSetup setup) {
         std::make_shared<StoreCredentialKeeper>(manager.client(), std::move(options)),
         setup.operator_namespace, setup.leading_until);
   }
+  setup.stores = internal::countedAdminClients(std::move(setup.stores), manager.metrics());
   KVC_RETURN_IF_ERROR(BackendReconciler::setupWithManager(manager, setup));
   KVC_RETURN_IF_ERROR(PoolReconciler::setupWithManager(manager, setup));
   KVC_RETURN_IF_ERROR(ModelDeploymentReconciler::setupWithManager(manager, setup));

@@ -6,7 +6,7 @@ namespace kvc::controllers {
 
 StoreTarget storeTarget(const api::KVCacheBackend& backend, std::string admin_address,
                         const std::string& settings_image) {
-  StoreTarget target{std::move(admin_address), "", false};
+  StoreTarget target{std::move(admin_address), "", false, backend.metadata.name};
   if (backend.spec.managed) {
     policy::StoreInputs inputs;
     inputs.settings_image = settings_image;

@@ -33,6 +33,7 @@ AdmissionResponse PodMutator::handle(const AdmissionRequest& request) const {
       break;
     case policy::Verdict::Refused:
       response = deny(request.uid, 403, "Forbidden", decision.refusal->message);
+      response.metric_reason = std::string(policy::refusalReasonName(decision.refusal->reason));
       break;
     case policy::Verdict::Failed:
       // An outage, not an answer: the API server reports it as an internal error, never as

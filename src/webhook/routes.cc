@@ -13,9 +13,9 @@ runtime::HttpServerResponse plain(int status, std::string body) {
 struct AdmissionMetrics {
   explicit AdmissionMetrics(runtime::Registry& registry)
       : requests(registry.counter("kvcache_admission_requests_total",
-                                  "Admission reviews answered, by webhook, verdict and "
-                                  "HTTP-like code.",
-                                  {"webhook", "allowed", "code"})),
+                                  "Admission reviews answered, by webhook, result (allowed, "
+                                  "refused, error), refusal reason and HTTP-like code.",
+                                  {"webhook", "result", "reason", "code"})),
         duration(registry.histogram("kvcache_admission_duration_seconds",
                                     "Time to answer an admission review, decoding to encoding.",
                                     {"webhook"},
@@ -27,6 +27,19 @@ struct AdmissionMetrics {
   runtime::HistogramFamily& duration;
   runtime::GaugeFamily& in_flight;
 };
+
+// webhook, result, reason, code. A denial with code 500 is the webhook failing to decide (the
+// cluster could not be read), not a refusal: its result is "error".
+std::vector<std::string> admissionLabels(const std::string& webhook,
+                                         const AdmissionResponse& response) {
+  if (response.allowed) {
+    return {webhook, "allowed", "", "200"};
+  }
+  const std::string& reason =
+      response.metric_reason.empty() ? response.reason : response.metric_reason;
+  return {webhook, response.code >= 500 ? "error" : "refused", reason,
+          std::to_string(response.code)};
+}
 
 using AdmissionHandler = std::function<AdmissionResponse(const AdmissionRequest&)>;
 
@@ -48,14 +61,11 @@ runtime::HttpHandler admissionRoute(std::string webhook, AdmissionHandler handle
     auto request = decodeAdmissionReview(http.body);
     if (!request.ok()) {
       out = plain(400, request.status().message());
-      metrics->requests.with({webhook, "error", "400"}).inc();
+      metrics->requests.with({webhook, "error", "UndecodableReview", "400"}).inc();
     } else {
       const AdmissionResponse response = handler(*request);
       out = {200, "application/json", encodeAdmissionReview(response)};
-      metrics->requests
-          .with({webhook, response.allowed ? "true" : "false",
-                 std::to_string(response.allowed ? 200 : response.code)})
-          .inc();
+      metrics->requests.with(admissionLabels(webhook, response)).inc();
     }
     metrics->duration.with({webhook}).observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -8,10 +8,11 @@
 #   crictl (the real nodes' CRI client: status, debugging, tear-down) (sigs.k8s.io/cri-tools, go install)
 #   helm (renders deploy/helm for the test that compares it with kustomize) (helm.sh/helm/v3, go install)
 #   kube-router (enforces NetworkPolicy on the real nodes, firewall only) (github.com/cloudnativelabs/kube-router/v2)
+#   prometheus, promtool (checks the monitoring kit: deploy/monitoring)  (github.com/prometheus/prometheus, go install)
 # into ${KVC_CACHE_DIR:-$HOME/.cache/kvcache-operator}/tools/<component>-<version>/bin.
 # A component whose stamp file and binaries are present is skipped; anything absent is rebuilt.
 #
-# usage: build.sh [--check] [--force] [all|kubernetes|etcd|kwok|coredns|crictl|helm|kube-router ...]
+# usage: build.sh [--check] [--force] [all|kubernetes|etcd|kwok|coredns|crictl|helm|kube-router|prometheus ...]
 #   --check   exit 0 if every requested component is built, 1 otherwise (builds nothing)
 #   --force   rebuild even when the stamp is present
 set -euo pipefail
@@ -24,13 +25,13 @@ for a in "$@"; do
   case $a in
     --check) CHECK=1 ;;
     --force) FORCE=1 ;;
-    all|kubernetes|etcd|kwok|coredns|crictl|helm|kube-router) WANT+=("$a") ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    all|kubernetes|etcd|kwok|coredns|crictl|helm|kube-router|prometheus) WANT+=("$a") ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument '$a'" >&2; exit 2 ;;
   esac
 done
 [ ${#WANT[@]} -gt 0 ] || WANT=(all)
-[[ " ${WANT[*]} " == *" all "* ]] && WANT=(etcd kubernetes kwok coredns crictl helm kube-router)
+[[ " ${WANT[*]} " == *" all "* ]] && WANT=(etcd kubernetes kwok coredns crictl helm kube-router prometheus)
 
 K8S_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
 ETCD_BINS=(etcd etcdctl)
@@ -39,6 +40,7 @@ COREDNS_BINS=(coredns)
 CRICTL_BINS=(crictl)
 HELM_BINS=(helm)
 KUBE_ROUTER_BINS=(kube-router)
+PROMETHEUS_BINS=(prometheus promtool)
 
 log() { printf '[build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -177,18 +179,22 @@ build_kwok() {
   write_stamp "$D" "$id" $((SECONDS - t0))
 }
 
-# go_install_tool NAME VERSION DIR PACKAGE BINS...: `go install PACKAGE@VERSION` into DIR/bin, in
-# the tool's own module graph (GOFLAGS reset: nothing but its go.mod decides its dependencies),
-# static (CGO_ENABLED=0) so that it also runs in an empty image.
+# go_install_tool NAME VERSION DIR PACKAGE BINS... [-- MORE_PACKAGES...]: `go install
+# PACKAGE@VERSION` (and each of MORE_PACKAGES@VERSION, same module) into DIR/bin, in the tool's own
+# module graph (GOFLAGS reset: nothing but its go.mod decides its dependencies), static
+# (CGO_ENABLED=0) so that it also runs in an empty image.
 go_install_tool() {
-  local name=$1 V=$2 D=$3 pkg=$4 id t0=$SECONDS; shift 4
+  local name=$1 V=$2 D=$3 id t0=$SECONDS pkgs=("$4@$2") bins=(); shift 4
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do bins+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  local p; for p in "$@"; do pkgs+=("$p@$V"); done
   id=$(stamp_id "$name" "$V")
-  if [ $FORCE = 0 ] && is_built "$D" "$id" "$@"; then log "$name $V: present in $D (skip)"; return 0; fi
+  if [ $FORCE = 0 ] && is_built "$D" "$id" "${bins[@]}"; then log "$name $V: present in $D (skip)"; return 0; fi
   [ $CHECK = 1 ] && { log "$name $V: NOT built ($D)"; return 1; }
   rm -rf "$D"; mkdir -p "$D/bin"; TIMES=$D/build-times.txt; : >"$TIMES"
   cd "$D"
   run_ticking "$name $V" env GOFLAGS=-buildvcs=false GOBIN="$D/bin" go install -trimpath \
-    -ldflags="-s -w" "$pkg@$V"
+    -ldflags="-s -w" "${pkgs[@]}"
   write_stamp "$D" "$id" $((SECONDS - t0))
 }
 
@@ -207,6 +213,27 @@ build_crictl() {
 build_kube-router() {
   go_install_tool kube-router "$KVC_KUBE_ROUTER_VERSION" "$KVC_KUBE_ROUTER_DIR" \
     github.com/cloudnativelabs/kube-router/v2/cmd/kube-router "${KUBE_ROUTER_BINS[@]}"
+}
+
+# Prometheus and promtool from one module version (one install, one graph). Without the
+# builtinassets tag the web UI is left out: the API, the rules and the scraping are all there.
+# Beside them, the Prometheus Operator's CRDs of the kinds the monitoring kit uses, from that
+# project's Go module (its example/ directory): the API server validates the kit against them.
+build_prometheus() {
+  go_install_tool prometheus "$KVC_PROMETHEUS_VERSION" "$KVC_PROMETHEUS_DIR" \
+    github.com/prometheus/prometheus/cmd/prometheus "${PROMETHEUS_BINS[@]}" \
+    -- github.com/prometheus/prometheus/cmd/promtool
+  local D=$KVC_PROMETHEUS_DIR/crds-$KVC_PROMETHEUS_OPERATOR_VERSION dir k
+  [ -s "$D/monitoring.coreos.com_prometheusrules.yaml" ] && return 0
+  [ $CHECK = 1 ] && { log "prometheus-operator CRDs $KVC_PROMETHEUS_OPERATOR_VERSION: NOT fetched ($D)"; return 1; }
+  dir=$(cd "$KVC_PROMETHEUS_DIR" && go mod download -json \
+    "github.com/prometheus-operator/prometheus-operator@$KVC_PROMETHEUS_OPERATOR_VERSION" | jq -r .Dir)
+  mkdir -p "$D.tmp"
+  for k in servicemonitors podmonitors prometheusrules; do
+    cp "$dir/example/prometheus-operator-crd/monitoring.coreos.com_$k.yaml" "$D.tmp/"
+  done
+  rm -rf "$D" && mv "$D.tmp" "$D"
+  log "prometheus-operator $KVC_PROMETHEUS_OPERATOR_VERSION CRDs in $D"
 }
 
 mkdir -p "$KVC_TOOLS_DIR"

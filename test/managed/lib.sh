@@ -278,11 +278,13 @@ rc = store.setup(local_hostname=os.environ["POD_IP"], metadata_server=config["me
                  tenant_id=config["tenant_id"])'
 json_string() { jq -Rs . <<<"$1"; }
 
-# injected_python_pod NAMESPACE NAME BINDING IMAGE PROGRAM: a Pod on a real node, opted in with
-# BINDING as a vLLM engine (the webhook writes its configuration; it declares that its launcher
-# forwards arguments, as python3 -c ignores the engine flags appended to it), running the Python
-# PROGRAM in IMAGE, never restarted.
+# injected_python_pod NAMESPACE NAME BINDING IMAGE PROGRAM [METRICS_PORT]: a Pod on a real node,
+# opted in with BINDING as a vLLM engine (the webhook writes its configuration; it declares that
+# its launcher forwards arguments, as python3 -c ignores the engine flags appended to it), running
+# the Python PROGRAM in IMAGE, never restarted; with METRICS_PORT, a container port named metrics.
 injected_python_pod() {
+  local ports="[]"
+  [ -n "${6:-}" ] && ports="[{name: metrics, containerPort: $6}]"
   kubectl -n "$1" apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Pod
@@ -302,9 +304,21 @@ spec:
     imagePullPolicy: Never
     env:
     - {name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}
+    ports: $ports
     command: [python3, -c]
     args: [$(json_string "$5")]
 YAML
+}
+
+# delete_bindings_of NAMESPACE...: every Pod (not waited for) and then every Binding (waited for,
+# 120 s: a Binding goes once its tenant is empty) of each NAMESPACE given ("" ones skipped).
+delete_bindings_of() {
+  local n
+  for n in "$@"; do
+    [ -n "$n" ] || continue
+    kubectl -n "$n" delete pod --all --wait=false >/dev/null 2>&1
+    kubectl -n "$n" delete kvcpb --all --timeout=120s >/dev/null 2>&1
+  done
 }
 
 # injected_store_pod NAMESPACE NAME BINDING IMAGE SCRIPT: injected_python_pod running the Python

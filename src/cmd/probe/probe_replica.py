@@ -36,6 +36,9 @@ import time
 RESULT_PATH = os.environ.get("KVC_PROBE_RESULT_PATH", "/dev/termination-log")
 SETUP_TIMEOUT_S = 30
 CONNECT_TIMEOUT_S = 5
+# A refused connection is tried again for this long: a Pod that has just started may be refused by
+# a NetworkPolicy implementation that has not yet learnt its address (kube-router: about a second).
+CONNECT_REFUSED_RETRY_S = 10
 # SGLang's default local buffer when its extra config names none (mooncake_store.py).
 SGLANG_LOCAL_BUFFER = 16 * 1024 * 1024
 QUOTA_EXCEEDED = -1700
@@ -212,10 +215,18 @@ class Probe:
         if not host or not port.isdigit():
             raise Failure("config", f"the injected master address '{self.cfg['master']}' is not "
                           "host:port")
-        try:
-            socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
-        except OSError as e:
-            raise Failure("connect", f"{type(e).__name__}: {e}")
+        give_up = time.monotonic() + CONNECT_REFUSED_RETRY_S
+        while True:
+            try:
+                socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+                return
+            except ConnectionRefusedError as e:
+                if time.monotonic() >= give_up:
+                    raise Failure("connect", f"{type(e).__name__}: {e} "
+                                  f"(for {CONNECT_REFUSED_RETRY_S} s)")
+                time.sleep(0.5)
+            except OSError as e:
+                raise Failure("connect", f"{type(e).__name__}: {e}")
 
     def setup(self):
         from mooncake.store import MooncakeDistributedStore

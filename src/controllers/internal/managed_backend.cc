@@ -330,6 +330,19 @@ void ManagedBackend::noteHandover(const Json& object, const policy::ManagedBacke
       handovers_[name] = *plan.handover_baseline;
     }
   }
+  if (config_.metrics != nullptr) {
+    // Created at 0 with the backend's first pass, so that increase() sees the first handover.
+    runtime::Counter& handovers =
+        config_.metrics
+            ->counter("kvcache_backend_leader_handovers_total",
+                      "Times a managed backend's master Lease moved to another holder (a failover "
+                      "or a handover), as the leading operator replica saw them.",
+                      {"backend"})
+            .with({name});
+    if (plan.handover) {
+      handovers.inc();
+    }
+  }
   if (plan.handover && config_.events != nullptr) {
     config_.events->event(object, runtime::EventType::Normal, bc::kEventLeaderHandover, "Elect",
                           *plan.handover);

@@ -40,6 +40,15 @@ kvc_assert_contains "a mode that does not exist is refused, naming the field" \
 kvc_assert_contains "values reach the Deployment (image, replicas)" "image: registry.example/kvcache:9.9" \
   "$("$helm" template x "$chart" --set image.repository=registry.example/kvcache --set image.tag=9.9 --set replicaCount=3 2>/dev/null)"
 
+"$helm" template kvcache-operator "$chart" --include-crds --set monitoring.enabled=true \
+  2>/dev/null >"$work/helm-mon.yaml"
+kubectl kustomize "$root/deploy/overlays/monitoring" >"$work/kustomize-mon.yaml"
+kvc_assert_eq "monitoring.enabled=true renders the monitoring overlay (the install and the kit)" "" \
+  "$(diff <(objects "$work/kustomize-mon.yaml") <(objects "$work/helm-mon.yaml") | head -40)"
+kvc_assert_eq "the kit adds 7 objects" "27 27" \
+  "$(grep -c '^kind:' "$work/kustomize-mon.yaml") $(grep -c '^kind:' "$work/helm-mon.yaml")"
+kvc_assert_eq "monitoring.labels reach every object of the kit" "7" \
+  "$("$helm" template x "$chart" --set monitoring.enabled=true --set monitoring.labels.release=kps 2>/dev/null | grep -c 'release: kps')"
 kvc_assert_contains "networkPolicy.monitoringNamespaceSelector reaches both policies" "2" \
   "$("$helm" template x "$chart" --set-json 'networkPolicy.monitoringNamespaceSelector={"matchLabels":{"team":"observability"}}' 2>/dev/null | grep -c 'team: observability')"
 kvc_assert_ok "the kustomize base passes the API server's validation (apply --dry-run=server)" \

@@ -28,10 +28,7 @@ cleanup_hit_rate() {
   kubectl -n $sys patch configmap gpustack-settings --type=json \
     -p '[{"op":"remove","path":"/data/kv-cache-engine-metrics"}]' >/dev/null 2>&1
   [ -n "${probe_pid:-}" ] && kill "$probe_pid" 2>/dev/null
-  for n in "${ns_a:-}" "${ns_b:-}"; do
-    [ -n "$n" ] && kubectl -n "$n" delete pod --all --wait=false >/dev/null 2>&1
-    [ -n "$n" ] && kubectl -n "$n" delete kvcpb --all --timeout=120s >/dev/null 2>&1
-  done
+  delete_bindings_of "${ns_a:-}" "${ns_b:-}"
   kubectl delete kvcp $b --ignore-not-found --timeout=120s >/dev/null 2>&1
   delete_backend $b
 }

@@ -423,6 +423,32 @@ TEST_F(BackendControllerTest, AManagedBackendIsRenderedAppliedThenObserved) {
   EXPECT_FALSE(b.status.phase.empty());
 }
 
+// Issue 26 §4: each move of the master's Lease to another holder counts once in
+// kvcache_backend_leader_handovers_total{backend}, which exists at 0 from the backend's first pass
+// (so that increase() sees the first handover), and nothing else counts.
+TEST_F(BackendControllerTest, ALeaseHandoverIsCountedPerBackend) {
+  runtime::Registry metrics;
+  config_.metrics = &metrics;
+  cluster_.create(res::kvCacheBackends(), managedBackend());
+  const auto lease = [](const std::string& holder, int transitions) {
+    return Json{{"apiVersion", "coordination.k8s.io/v1"},
+                {"kind", "Lease"},
+                {"metadata", {{"name", "mooncake-dram-leader"}, {"namespace", "gpustack-system"}}},
+                {"spec", {{"holderIdentity", holder}, {"leaseTransitions", transitions}}}};
+  };
+  const std::string series = "kvcache_backend_leader_handovers_total{backend=\"mooncake-dram\"} ";
+  cluster_.create(res::leases(), lease("leader-a", 0));
+  ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
+  EXPECT_NE(metrics.render().find(series + "0\n"), std::string::npos) << metrics.render();
+  ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
+  EXPECT_NE(metrics.render().find(series + "0\n"), std::string::npos) << "the same holder";
+  cluster_.update(res::leases(), lease("leader-b", 1));
+  ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
+  EXPECT_NE(metrics.render().find(series + "1\n"), std::string::npos) << metrics.render();
+  ASSERT_THAT(pass("mooncake-dram"), testing::IsOk());
+  EXPECT_NE(metrics.render().find(series + "1\n"), std::string::npos) << "counted once";
+}
+
 // Contract §3.4 (issue 27 §4): a managed multi-tenant backend's policy seed exists before any
 // pool uses it — `version: 1` with no tenants, owned by the backend like its other objects — so
 // a master that starts (or fails over) first reads a ConfigMap that exists.

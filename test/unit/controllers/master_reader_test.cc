@@ -2,6 +2,8 @@
 // order, and how each answer of the ledger lands in the reading the statuses are judged by.
 #include "internal/master_reader.h"
 
+#include "internal/counted_admin_client.h"
+
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -209,6 +211,45 @@ TEST(LedgerSessionTest, OneScrapeFeedsEveryTenant) {
   EXPECT_EQ(reading.tenant_figures.at("a").explicit_policy, true);
   EXPECT_TRUE(reading.occupancy_includes_in_flight);
   EXPECT_EQ(master.calls, std::vector<std::string>{"GET /metrics"});
+}
+
+TEST(CountedAdminClientsTest, CountEachRequestByBackendOperationAndResult) {
+  runtime::Registry registry;
+  const AdminClientFactory factory = countedAdminClients(
+      [](const StoreTarget& target) -> Result<std::unique_ptr<store::AdminClient>> {
+        if (target.admin_address.empty()) {
+          return Status(StatusCode::FailedPrecondition, "no Secret can be read");
+        }
+        auto master = std::make_unique<ScriptedMaster>();
+        master->put_errors.emplace("full", StoreError(StoreErrorKind::PersistFailed, "500", 500));
+        master->delete_errors.emplace("busy",
+                                      StoreError(StoreErrorKind::TenantNotEmpty, "409", 409));
+        return std::unique_ptr<store::AdminClient>(std::move(master));
+      },
+      registry);
+  auto client = factory(StoreTarget{"10.0.0.7:9003", "", false, "shared"});
+  ASSERT_TRUE(client.ok());
+  LedgerSession session(**client);
+  policy::MasterReading reading;
+  session.read(reading);
+  policy::LedgerPlan plan;
+  plan.puts = {{"a", 10}, {"full", 20}};
+  plan.deletes = {"busy"};
+  session.apply(plan, reading);
+  EXPECT_EQ((*client)->address(), "10.0.0.7:9003");
+  EXPECT_FALSE(factory(StoreTarget{"", "", false, "shared"}).ok());
+
+  const std::string text = registry.render();
+  for (
+      const char* line : {
+          R"(kvcache_master_requests_total{backend="shared",operation="ledger_list",result="ok"} 2)",
+          R"(kvcache_master_requests_total{backend="shared",operation="ledger_put",result="ok"} 1)",
+          R"(kvcache_master_requests_total{backend="shared",operation="ledger_put",result="PersistFailed"} 1)",
+          R"(kvcache_master_requests_total{backend="shared",operation="ledger_delete",result="TenantNotEmpty"} 1)",
+          R"(kvcache_master_requests_total{backend="shared",operation="connect",result="FailedPrecondition"} 1)",
+      }) {
+    EXPECT_NE(text.find(std::string(line) + "\n"), std::string::npos) << line << "\n" << text;
+  }
 }
 
 }  // namespace

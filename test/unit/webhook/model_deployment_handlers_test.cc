@@ -284,7 +284,11 @@ TEST(ModelDeploymentValidationRoute, IsServedOnItsPathWhenConfigured) {
   EXPECT_EQ(answer["response"]["status"]["details"]["group"], "worker.gpustack.ai");
   EXPECT_EQ(answer["response"]["status"]["details"]["kind"], "ModelDeployment");
   EXPECT_EQ(answer["response"]["status"]["details"]["name"], "qwen-chat");
-  EXPECT_NE(metrics.render().find("webhook=\"validate-modeldeployment\""), std::string::npos);
+  EXPECT_NE(metrics.render().find("kvcache_admission_requests_total{webhook=\"validate-"
+                                  "modeldeployment\",result=\"refused\",reason=\"Invalid\","
+                                  "code=\"422\"} 1\n"),
+            std::string::npos)
+      << metrics.render();
 
   WebhookRoutes without;
   without.metrics = &metrics;

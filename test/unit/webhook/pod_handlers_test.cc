@@ -74,6 +74,9 @@ TEST(PodMutator, RefusesWith403AndTheFix) {
   EXPECT_EQ(response.code, 403);
   EXPECT_NE(response.message.find("Fix: "), std::string::npos);
   EXPECT_FALSE(response.patch.has_value());
+  // The admissions counter's reason is the contract's refusal reason, not the Status reason.
+  EXPECT_EQ(response.reason, "Forbidden");
+  EXPECT_EQ(response.metric_reason, "UnrecognisedLauncher");
 }
 
 TEST(PodMutator, LeavesPodsWithoutTheLabelAndOtherOperationsAlone) {

@@ -26,6 +26,8 @@ struct StoreTarget {
   // A managed master on a published upstream image (policy/store/store_image.h): no launcher
   // serves its admin port over TLS, the master answers plain HTTP itself.
   bool plaintext = false;
+  // The KVCacheBackend's name: labels the requests' metrics (internal/counted_admin_client.h).
+  std::string backend;
 };
 
 // The target of `backend`'s master at `admin_address`: an external backend's annotation names

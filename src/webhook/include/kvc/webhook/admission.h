@@ -52,6 +52,10 @@ struct AdmissionResponse {
   // For a denial: the HTTP-like code the API server reports (403, 422, 500) and its reason.
   int code = 0;
   std::string reason;
+  // The `reason` label of kvcache_admission_requests_total: what refused, in the contract's words
+  // (a Pod's refusal reason, such as BindingNotFound) when there is one; the Status reason above
+  // otherwise. Never sent to the API server.
+  std::string metric_reason;
   std::string message;
   std::vector<StatusCause> causes;
   // With causes: the object they are about (StatusDetails group, kind, name), so that kubectl
