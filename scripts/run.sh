@@ -171,12 +171,18 @@ echo
 
 banner "the monitoring kit, scraped by a real Prometheus (built from its Go module) in namespace monitoring"
 # The Prometheus Operator's CRDs store the kit (deploy/monitoring); Prometheus runs with the
-# configuration that operator would generate from it (test/monitoring/prometheus.sh).
+# configuration that operator would generate from it (test/monitoring/prometheus.sh). Two engine
+# Pods on Binding team-b use the store and count their lookups as vLLM does, so that the
+# dashboard's engine panels have something to show (the demo's engines run on fake GPU nodes).
+# shellcheck source=../test/managed/lib.sh
+. "$root/test/managed/lib.sh"
 # shellcheck source=../test/cluster/paths.sh
 . "$root/test/cluster/paths.sh"
 # shellcheck source=../test/monitoring/prometheus.sh
 . "$root/test/monitoring/prometheus.sh"
 kit=$demo/monitoring
+kubectl -n team-b delete pod engine-0 engine-1 --ignore-not-found >/dev/null 2>&1 || true  # a rerun's
+steady_engines team-b team-b "$(kubectl -n gpustack-system get configmap gpustack-settings -o jsonpath='{.data.kv-cache-backend-image}')"
 kit_crds
 kit_render "$kit"
 kubectl apply --server-side -f "$kit/kit.yaml" >/dev/null
@@ -186,16 +192,17 @@ prometheus_config "$kit"
 kubectl -n "$KVC_KIT_NAMESPACE" delete pod prometheus --ignore-not-found >/dev/null 2>&1 || true  # a rerun's, with its old config
 prometheus_up "$kit" "$(prometheus_image)"
 for _ in $(seq 1 120); do prometheus_ready && break; sleep 1; done
-# Two scrapes and two rule evaluations (30 s apart) before the figures mean anything.
-for _ in $(seq 1 90); do rules_ok && break; sleep 1; done
-sleep 35
+# Two scrapes and two rule evaluations (30 s apart) before a rate means anything; the operator
+# reads the engines' counters once a resync.
+for _ in $(seq 1 180); do rules_ok && [ -z "$(dashboard_empty)" ] && break; sleep 2; done
 echo "targets (job, pod, health):"
 prom /api/v1/targets | jq -r '.data.activeTargets[] | "  \(.labels.job)  \(.labels.pod)  \(.health)\(if .health == "down" then "  (" + .lastError + ")" else "" end)"' | sort
 echo "  (the ModelDeployment roles run on the fake GPU nodes, where no engine serves: down by design here)"
 echo "rules: $(prom /api/v1/rules | jq -r '[.data.groups[].rules[]] | "\(map(select(.health == "ok")) | length) of \(length) evaluate without error; firing: \(map(select(.state == "firing") | .name) | unique | join(", ") | if . == "" then "none" else . end)"')"
 empty=$(dashboard_empty)
-echo "dashboard: $(( $(dashboard_queries | wc -l) - $(grep -c . <<<"$empty" || true) )) of $(dashboard_queries | wc -l) queries return series; without (no engine serves its counters here):"
-sed 's/^/  /' <<<"$empty"
+echo "dashboard: $(( $(dashboard_queries | wc -l) - $(grep -c . <<<"$empty" || true) )) of $(dashboard_queries | wc -l) queries return series${empty:+; without:}"
+[ -z "$empty" ] || sed 's/^/  /' <<<"$empty"
+echo "team-b's engines, 5-minute hit ratio: $(prom "/api/v1/query?query=binding:kvcache_engine_hit_ratio:rate5m" | jq -r '[.data.result[] | "\(.metric.namespace)/\(.metric.binding) \(.value[1] | tonumber * 1000 | round / 1000)"] | join(", ")')"
 
 banner "left running"
 kubectl get nodes -L type

@@ -7,8 +7,8 @@
 #   - Prometheus runs with the configuration the Prometheus Operator generates from those stored
 #     objects (test/monitoring/prometheus_config.py: the operator itself is not built here) and
 #     scrapes, through the Pod network: both operator replicas (ServiceMonitor), the managed store's
-#     leader over mutual TLS with the scraper's certificate (PodMonitor kvcache-store), and two
-#     engine Pods the webhook injected for a Binding, using the store with what was injected and
+#     serving leader (not its standby) over mutual TLS with the scraper's certificate (PodMonitor
+#     kvcache-store), and two engine Pods the webhook injected for a Binding, using the store with what was injected and
 #     counting their lookups under vLLM's counter names (PodMonitor kvcache-engines, labelled with
 #     the Binding of their injection record): every target up;
 #   - every rule of the PrometheusRule evaluates (health ok, no error), the Binding's engine hit
@@ -52,7 +52,7 @@ kvc_assert_refused "a misspelt field is refused, so the schemas are really appli
   "podMetricEndpoints" kubectl apply --server-side --dry-run=server --validate=strict -f "$work/misspelt.yaml"
 
 # --- a store, a Binding with engines serving their counters, one that caches nothing --------------
-kvc_assert_ok "backend $b" managed_backend $b 256Mi
+kvc_assert_ok "backend $b, its leader with a standby (replicas 2)" managed_backend $b 256Mi '{replicas: 2}'
 kvc_assert_ok "pool $b on it" managed_pool $b $b 512Mi
 ns_a=$(kvc_real_nodes_namespace kit-a)
 ns_b=$(kvc_real_nodes_namespace kit-b)
@@ -89,43 +89,9 @@ kvc_assert_ok "Prometheus started" prometheus_up "$work" "$image_ref"
 kvc_wait_for 120 "Prometheus ready on a real node" prometheus_ready
 kvc_log "Prometheus: $image_ref ($(prom /api/v1/status/buildinfo | jq -r '.data.goVersion'))"
 
-# The engines: two Pods the webhook injects for the Binding as vLLM engines, each using the store
-# through the store's own client with what was injected, as an engine under steady traffic does:
-# every 2 s it looks up the same eight prefix blocks, writing the ones it misses, and counts its
-# lookups and hits under vLLM's counter names on a container port named `metrics` (rates need
-# counters that move while they are scraped; `kvcache probe --serve-metrics` serves a finished
-# run's). On SIGTERM each removes the blocks, so that the Binding can be released.
-STEADY_ENGINE='import http.server, signal, threading
-assert rc == 0, f"setup() returned {rc}"
-counts = {"queries": 0, "hits": 0}
-class Metrics(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = ("vllm:external_prefix_cache_queries_total %d\n"
-                "vllm:external_prefix_cache_hits_total %d\n" % (counts["queries"], counts["hits"]))
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain; version=0.0.4")
-        self.end_headers()
-        self.wfile.write(body.encode())
-    def log_message(self, *args):
-        pass
-threading.Thread(target=http.server.ThreadingHTTPServer(("", 8000), Metrics).serve_forever,
-                 daemon=True).start()
-stopping = threading.Event()
-signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-keys = ["kit-steady-prefix-%d" % i for i in range(8)]
-while not stopping.is_set():
-    for key in keys:
-        counts["queries"] += 1
-        if store.is_exist(key) == 1:
-            counts["hits"] += 1
-        else:
-            store.put(key, b"k" * 65536)
-    stopping.wait(2)
-print("removed", list(store.batch_remove(keys, True)), flush=True)'
-for e in engine-0 engine-1; do
-  injected_python_pod "$ns_a" $e chat "$image" "$INJECTED_STORE_SETUP
-$STEADY_ENGINE" 8000
-done
+# The engines: two Pods the webhook injects for the Binding that use the store and count their
+# lookups as vLLM does (steady_engines, prometheus.sh).
+steady_engines "$ns_a" chat "$image"
 
 # --- every target up --------------------------------------------------------------------------
 # targets_up JOB N: at least N active targets of JOB, all up.
@@ -147,6 +113,8 @@ kvc_assert_eq "every active target is up" "[]" \
 kvc_assert_eq "the engine targets carry their Binding, domain and engine from the injection record" \
   "chat kit-a-chat vllm" \
   "$(jq -r '[.data.activeTargets[] | select(.labels.job == "'$sys'/kvcache-engines") | "\(.labels.binding) \(.labels.domain) \(.labels.engine)"] | unique | join(",")' "$work/targets.json")"
+kvc_assert_eq "one store target: the serving leader (the standby runs no master, and is not Ready)" 1 \
+  "$(jq '[.data.activeTargets[] | select(.labels.job == "'$sys'/kvcache-store")] | length' "$work/targets.json")"
 kvc_assert_eq "the store target carries its backend" "$b" \
   "$(jq -r '[.data.activeTargets[] | select(.labels.job == "'$sys'/kvcache-store") | .labels.backend] | unique | join(",")' "$work/targets.json")"
 

@@ -10,10 +10,17 @@ KVC_KIT_NAMESPACE=monitoring
 
 # kit_crds: the Prometheus Operator's CRDs of the kinds the kit uses, installed and Established.
 kit_crds() {
-  kubectl apply --server-side -f "$KVC_PROMETHEUS_CRDS" >/dev/null &&
-    kubectl wait --for=condition=Established --timeout=60s \
-      crd/servicemonitors.monitoring.coreos.com crd/podmonitors.monitoring.coreos.com \
-      crd/prometheusrules.monitoring.coreos.com >/dev/null
+  kubectl apply --server-side -f "$KVC_PROMETHEUS_CRDS" >/dev/null || return 1
+  local kind i
+  for kind in servicemonitors podmonitors prometheusrules; do
+    # `kubectl wait` fails outright while a new CRD has no conditions yet: poll instead.
+    for i in $(seq 1 61); do
+      [ "$(kubectl get crd "$kind.monitoring.coreos.com" \
+        -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
+      sleep 1
+    done
+    [ "$i" -le 60 ] || { echo "CRD $kind.monitoring.coreos.com not Established in 60 s" >&2; return 1; }
+  done
 }
 
 # kit_render DIR: the kit (the Component of deploy/monitoring alone, as an overlay of nothing;
@@ -41,7 +48,7 @@ prometheus_image() {
 # prometheus_config DIR: DIR/prometheus.yml and DIR/rules/ from the monitors and rules the API
 # server stores in gpustack-system, as the Prometheus Operator generates them.
 prometheus_config() {
-  mkdir -p "$1/rules"
+  rm -rf "$1/rules" && mkdir -p "$1/rules"  # a rerun's rule files name an older object's uid
   kubectl get servicemonitors,podmonitors -n gpustack-system -o json >"$1/monitors.json" &&
     kubectl get prometheusrules -n gpustack-system -o json >"$1/rules.json" &&
     python3 "$_kvc_kit_here/prometheus_config.py" config "$1/monitors.json" \
@@ -147,6 +154,51 @@ dashboard_empty() {
 rules_ok() {
   prom /api/v1/rules |
     jq -e '[.data.groups[].rules[]] | length > 0 and all(.health == "ok" and (.lastError // "") == "")' >/dev/null
+}
+
+# The engines of kit.sh and the demo: Pods the webhook injects for a Binding as vLLM engines, each
+# using the store through the store's own client with what was injected, as an engine under
+# steady traffic does: every 2 s it looks up the same eight prefix blocks, writing the ones it
+# misses, and counts its lookups and hits under vLLM's counter names on a container port named
+# `metrics` (a rate needs counters that move while they are scraped; `kvcache probe
+# --serve-metrics` serves a finished run's). On SIGTERM each removes the blocks, so that the
+# Binding can be released.
+STEADY_ENGINE='import http.server, signal, threading
+assert rc == 0, f"setup() returned {rc}"
+counts = {"queries": 0, "hits": 0}
+class Metrics(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = ("vllm:external_prefix_cache_queries_total %d\n"
+                "vllm:external_prefix_cache_hits_total %d\n" % (counts["queries"], counts["hits"]))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; version=0.0.4")
+        self.end_headers()
+        self.wfile.write(body.encode())
+    def log_message(self, *args):
+        pass
+threading.Thread(target=http.server.ThreadingHTTPServer(("", 8000), Metrics).serve_forever,
+                 daemon=True).start()
+stopping = threading.Event()
+signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+keys = ["kit-steady-prefix-%d" % i for i in range(8)]
+while not stopping.is_set():
+    for key in keys:
+        counts["queries"] += 1
+        if store.is_exist(key) == 1:
+            counts["hits"] += 1
+        else:
+            store.put(key, b"k" * 65536)
+    stopping.wait(2)
+print("removed", list(store.batch_remove(keys, True)), flush=True)'
+
+# steady_engines NAMESPACE BINDING IMAGE: engine-0 and engine-1, as above, on the real nodes
+# (IMAGE has the store's Python client; needs test/managed/lib.sh).
+steady_engines() {
+  local e
+  for e in engine-0 engine-1; do
+    injected_python_pod "$1" $e "$2" "$3" "$INJECTED_STORE_SETUP
+$STEADY_ENGINE" 8000 || return 1
+  done
 }
 
 export KVC_KIT_NAMESPACE
