@@ -8,9 +8,9 @@
 #     objects (test/monitoring/prometheus_config.py: the operator itself is not built here) and
 #     scrapes, through the Pod network: both operator replicas (ServiceMonitor), the managed store's
 #     serving leader (not its standby) over mutual TLS with the scraper's certificate (PodMonitor
-#     kvcache-store), and two engine Pods the webhook injected for a Binding, using the store with what was injected and
-#     counting their lookups under vLLM's counter names (PodMonitor kvcache-engines, labelled with
-#     the Binding of their injection record): every target up;
+#     kvcache-store), and two engine Pods the webhook injected for a Binding, using the store with
+#     what was injected and counting their lookups under vLLM's counter names (PodMonitor
+#     kvcache-engines, labelled with the Binding of their injection record): every target up;
 #   - every rule of the PrometheusRule evaluates (health ok, no error), the Binding's engine hit
 #     ratio is recorded, KVCacheSilentZero fires for an injected Pod that never touches the store,
 #     and every query of the Grafana dashboard returns series.
