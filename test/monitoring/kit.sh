@@ -79,7 +79,9 @@ YAML
 
 # --- Prometheus, configured as the Prometheus Operator configures it from the stored objects ------
 image_ref=$(prometheus_image) || { kvc_log "the Prometheus image could not be built or imported"; exit 1; }
-until ! kubectl get namespace $mon >/dev/null 2>&1; do sleep 2; done  # another test's, going away
+# Another test's monitoring namespace may still be going away: wait for it, bounded.
+kvc_wait_for 180 "no namespace $mon left by another test" \
+  bash -c "! kubectl get namespace $mon >/dev/null 2>&1"
 kvc_assert_ok "namespace $mon" kvc_create_namespace $mon
 kubectl annotate namespace $mon scheduler.alpha.kubernetes.io/node-selector= >/dev/null
 prometheus_config "$work" || exit 1
